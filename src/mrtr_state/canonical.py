@@ -1,0 +1,125 @@
+"""RFC 8785 (JSON Canonicalization Scheme) and the argument digest of the profile.
+
+The request-binding claim ``args_sha256`` is the unpadded base64url SHA-256 of the
+JCS form of the request's ``arguments`` object (profile, section 3.4). JCS fixes
+member order (by UTF-16 code units), string escaping, and number formatting (the
+ECMAScript ``Number.prototype.toString`` of the IEEE 754 double), so a TypeScript,
+Go, Java or Rust server computes the same digest from the same arguments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Mapping
+from json import encoder
+from typing import Any, Final
+
+from mrtr_state import _b64
+
+__all__ = ["arguments_digest", "canonicalize"]
+
+
+def canonicalize(value: Any) -> bytes:
+    """Return the RFC 8785 canonical UTF-8 JSON of ``value``.
+
+    ``value`` is made of mappings (string keys), lists, ``str``, ``int``,
+    ``float``, ``bool`` and ``None``. Numbers are IEEE 754 doubles, as in JCS: an
+    integer beyond 2**53 is written as the double nearest to it.
+
+    Raises:
+        TypeError: for a value that is not JSON.
+        ValueError: for a non-finite number, a number too large for a double, a
+            string that is not valid Unicode (a lone surrogate), or nesting deeper
+            than 256 levels.
+    """
+    try:
+        return _encode(value, 0).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("a string holds a lone surrogate, which is not valid Unicode") from exc
+
+
+def arguments_digest(arguments: Mapping[str, Any]) -> str:
+    """Return the profile's argument digest: base64url(SHA-256(JCS(arguments))), unpadded."""
+    if not isinstance(arguments, Mapping):
+        raise TypeError(f"arguments must be a JSON object (a mapping), not {type(arguments).__name__}")
+    return _b64.encode(hashlib.sha256(canonicalize(arguments)).digest())
+
+
+# The C string escaper behind json.dumps(ensure_ascii=False): JCS escapes exactly
+# the same characters (quote, backslash, U+0000 to U+001F, with the short forms).
+_string: Final[Callable[[str], str]] = encoder.c_encode_basestring or encoder.py_encode_basestring  # type: ignore[attr-defined]
+
+# JCS nests as deep as the value does; this bound only keeps a hostile value from
+# exhausting the interpreter's stack with a RecursionError.
+_MAX_DEPTH: Final = 256
+_SAFE: Final = 2**53
+
+
+def _encode(value: Any, depth: int) -> str:
+    kind = type(value)
+    if kind is str:
+        return _string(value)
+    if kind is int:
+        # Below 2**53 an integer is its own double, and ECMAScript prints it plainly.
+        return str(value) if -_SAFE < value < _SAFE else _number(value)
+    if depth >= _MAX_DEPTH:
+        raise ValueError(f"the value nests deeper than {_MAX_DEPTH} levels")
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
+        members = sorted(value.items(), key=_utf16_order)
+        return "{" + ",".join(f"{_string(k)}:{_encode(v, depth + 1)}" for k, v in members) + "}"
+    if kind is list or kind is tuple:
+        return "[" + ",".join([_encode(item, depth + 1) for item in value]) + "]"
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return _number(value)
+    if isinstance(value, str):
+        return _string(value)
+    raise TypeError(f"a {kind.__name__} is not JSON")
+
+
+def _utf16_order(member: tuple[object, object]) -> bytes:
+    key = member[0]
+    if not isinstance(key, str):
+        raise TypeError(f"a {type(key).__name__} key is not JSON; object keys are strings")
+    # Big-endian UTF-16 bytes compare in the order of their code units (RFC 8785, 3.2.3).
+    # A lone surrogate raises UnicodeEncodeError, a ValueError.
+    return key.encode("utf-16-be")
+
+
+def _number(value: int | float) -> str:
+    """Format a number as ECMAScript ``Number.prototype.toString`` does (RFC 8785, 3.2.2.3)."""
+    try:
+        x = float(value)
+    except OverflowError as exc:
+        raise ValueError("an integer too large for an IEEE 754 double") from exc
+    if not math.isfinite(x):
+        raise ValueError("a non-finite number is not JSON")
+    if x == 0:
+        return "0"  # both zeros
+    if x < 0:
+        return "-" + _number(-x)
+    # repr() gives the shortest digit string that round-trips, as ECMAScript requires.
+    mantissa, _, exponent = repr(x).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    point = len(whole) + (int(exponent) if exponent else 0)
+    significant = digits.lstrip("0")
+    point -= len(digits) - len(significant)
+    significant = significant.rstrip("0")
+    k, n = len(significant), point
+    if k <= n <= 21:
+        return significant + "0" * (n - k)
+    if 0 < n <= 21:
+        return significant[:n] + "." + significant[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * -n + significant
+    e = n - 1
+    sign = "+" if e >= 0 else "-"
+    head = significant[0] if k == 1 else significant[0] + "." + significant[1:]
+    return f"{head}e{sign}{abs(e)}"

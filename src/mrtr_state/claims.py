@@ -1,0 +1,117 @@
+"""The claim set: what a minter writes and every rule a verifier applies to it.
+
+This is the one place where claim rules live (profile, sections 3.2 to 3.4 and
+steps 12 to 19 of section 5). It sees decoded JSON only; signatures and encoding
+are :mod:`mrtr_state.jws`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from mrtr_state import _json
+from mrtr_state.canonical import arguments_digest
+from mrtr_state.errors import InvalidRequestState
+
+__all__ = ["ALL_CLAIMS", "REQUIRED_CLAIMS", "build", "validate"]
+
+#: Claims every token carries.
+REQUIRED_CLAIMS: Final = frozenset({"iss", "sub", "aud", "iat", "exp", "jti", "state"})
+#: Every claim a token may carry; any other member refuses the token.
+ALL_CLAIMS: Final = REQUIRED_CLAIMS | {"args_sha256"}
+
+_JTI: Final = re.compile(r"[A-Za-z0-9_-]{16,64}")
+_DIGEST: Final = re.compile(r"[A-Za-z0-9_-]{43}")
+_STRING_CLAIMS: Final = ("iss", "sub", "aud")
+
+
+def build(
+    *,
+    issuer: str,
+    user: str,
+    aud: str,
+    iat: int,
+    ttl: int,
+    jti: str,
+    state: Any,
+    args_sha256: str | None,
+) -> dict[str, Any]:
+    """The claim set a minter emits (profile, section 4), in a fixed member order."""
+    claims: dict[str, Any] = {
+        "iss": issuer,
+        "sub": user,
+        "aud": aud,
+        "iat": iat,
+        "exp": iat + ttl,
+        "jti": jti,
+    }
+    if args_sha256 is not None:
+        claims["args_sha256"] = args_sha256
+    claims["state"] = state
+    return claims
+
+
+def _is_time(value: object) -> bool:
+    # bool is an int in Python; JSON true is not a NumericDate.
+    return type(value) is int and 0 <= value <= _json.MAX_SAFE_INTEGER
+
+
+def validate(
+    claims: dict[str, Any],
+    *,
+    now: int,
+    leeway: int,
+    max_lifetime: int,
+    issuer: str,
+    user: str,
+    aud: str,
+    arguments: Mapping[str, Any] | None,
+) -> Any:
+    """Steps 12 to 19; return the state claim or raise :class:`InvalidRequestState`."""
+    # Step 12: the claim set is closed, complete and well typed.
+    if not ALL_CLAIMS.issuperset(claims):
+        raise InvalidRequestState("malformed", "the payload has a claim the profile does not define")
+    if not REQUIRED_CLAIMS.issubset(claims):
+        raise InvalidRequestState("malformed", "the payload lacks a required claim")
+    for name in _STRING_CLAIMS:
+        value = claims[name]
+        if type(value) is not str or not value:
+            raise InvalidRequestState("malformed", f"claim {name!r} must be a non-empty string")
+    iat, exp = claims["iat"], claims["exp"]
+    if not (_is_time(iat) and _is_time(exp)):
+        raise InvalidRequestState("malformed", "claims 'iat' and 'exp' must be integers in 0..2**53-1")
+    if exp <= iat:
+        raise InvalidRequestState("malformed", "claim 'exp' must be after 'iat'")
+    jti = claims["jti"]
+    if type(jti) is not str or not _JTI.fullmatch(jti):
+        raise InvalidRequestState("malformed", "claim 'jti' must be 16 to 64 base64url characters")
+    digest = claims.get("args_sha256")
+    if digest is not None and (type(digest) is not str or not _DIGEST.fullmatch(digest)):
+        raise InvalidRequestState("malformed", "claim 'args_sha256' must be 43 base64url characters")
+    # Steps 13 to 15: lifetime and time.
+    if exp - iat > max_lifetime:
+        raise InvalidRequestState("lifetime_too_long", f"the token's lifetime exceeds {max_lifetime} s")
+    if iat > now + leeway:
+        raise InvalidRequestState("issued_in_future", "claim 'iat' is in the future")
+    if now >= exp + leeway:
+        raise InvalidRequestState("expired", "claim 'exp' has passed")
+    # Steps 16 to 19: bindings.
+    if claims["iss"] != issuer:
+        raise InvalidRequestState("wrong_issuer", "claim 'iss' is not this server")
+    if claims["sub"] != user:
+        raise InvalidRequestState("wrong_user", "claim 'sub' is not the requesting user")
+    if claims["aud"] != aud:
+        raise InvalidRequestState("wrong_tool", "claim 'aud' is not the requested target")
+    if digest is not None and (arguments is None or _digest_or_none(arguments) != digest):
+        raise InvalidRequestState("wrong_request", "claim 'args_sha256' does not match the arguments")
+    return claims["state"]
+
+
+def _digest_or_none(arguments: Mapping[str, Any]) -> str | None:
+    # Arguments that cannot be canonicalised cannot be the ones that were sealed.
+    try:
+        return arguments_digest(arguments)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,129 @@
+"""The token format: JWS compact serialization as the profile restricts it.
+
+This layer knows segments, base64url, JSON and the JOSE header; it knows nothing of
+claims. It implements steps 1 to 10 of the validation procedure (profile, section
+5): size, segments, base64url, header JSON, header allowlist, ``alg``, ``typ``,
+``kid``, algorithm pinned to the key, signature; and the payload's JSON
+strictness (step 11).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mrtr_state import _b64, _json
+from mrtr_state.errors import InvalidRequestState
+from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, Key, Keyring
+
+__all__ = [
+    "HEADER_PARAMETERS",
+    "TYP",
+    "decode_header",
+    "decode_payload",
+    "decode_unverified",
+    "header_segment",
+    "key_for_header",
+    "sign",
+    "split",
+    "verify_signature",
+]
+
+#: The ``typ`` header value of the profile (explicit typing, RFC 8725 section 3.11).
+TYP: Final = "mrtr-state+jwt"
+
+#: The only header parameters a token may carry. Everything else (``crit``, ``b64``,
+#: ``jku``, ``jwk``, ``x5u``, ``x5c``, ``zip``, ``cty``, ...) is refused.
+HEADER_PARAMETERS: Final = frozenset({"alg", "kid", "typ"})
+
+_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def header_segment(key: Key) -> str:
+    """The encoded header a minter emits for ``key``: ``alg``, ``typ``, ``kid``, in that order."""
+    return _b64.encode(_json.dumps({"alg": key.alg, "typ": TYP, "kid": key.kid}))
+
+
+def sign(key: Key, header: str, payload: bytes) -> str:
+    """Return the compact JWS of ``payload`` under the encoded ``header``, signed by ``key``."""
+    signing_input = f"{header}.{_b64.encode(payload)}"
+    return f"{signing_input}.{_b64.encode(key.sign(signing_input.encode('ascii')))}"
+
+
+def split(token: object, max_bytes: int) -> tuple[str, str, str]:
+    """Steps 1 to 3: size cap, three base64url segments, each canonical.
+
+    The size is checked first, on the length alone, so an oversized input costs
+    the same whatever its content.
+    """
+    if not isinstance(token, str):
+        raise InvalidRequestState("malformed", "the token is not a string")
+    if len(token) > max_bytes:
+        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} characters")
+    # Deleting every base64url character must leave exactly the two dots: one C-speed
+    # pass checks the alphabet and the segment count (a regex costs ten times more).
+    if not token.isascii() or token.encode("ascii").translate(None, _ALPHABET) != b"..":
+        raise InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'")
+    header, payload, signature = token.split(".")
+    if not (header and payload and signature):
+        raise InvalidRequestState("malformed", "a segment of the token is empty")
+    if not (_b64.is_canonical(header) and _b64.is_canonical(payload) and _b64.is_canonical(signature)):
+        raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
+    return header, payload, signature
+
+
+def decode_header(segment: str) -> dict[str, Any]:
+    """Step 4: the header is a strict UTF-8 JSON object."""
+    try:
+        header = _json.loads(_b64.decode_checked(segment), max_depth=_json.MAX_TEXT_DEPTH)
+    except ValueError:
+        raise InvalidRequestState("malformed", "the header is not strict UTF-8 JSON") from None
+    if not isinstance(header, dict):
+        raise InvalidRequestState("malformed", "the header is not a JSON object")
+    return header
+
+
+def key_for_header(header: dict[str, Any], ring: Keyring) -> Key:
+    """Steps 5 to 9: allowlisted parameters, ``alg``, ``typ``, ``kid``, and the key's algorithm."""
+    if not HEADER_PARAMETERS.issuperset(header):
+        raise InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids")
+    alg = header.get("alg")
+    if alg not in ALGORITHMS:
+        raise InvalidRequestState("unsupported_header", "the header's alg is not HS256 or EdDSA")
+    if header.get("typ") != TYP:
+        raise InvalidRequestState("wrong_type", f"the header's typ is not exactly {TYP!r}")
+    kid = header.get("kid")
+    key = ring.get(kid) if isinstance(kid, str) else None
+    if key is None:
+        raise InvalidRequestState("unknown_key", "the header's kid names no key in the ring")
+    if key.alg != alg:
+        raise InvalidRequestState("algorithm_mismatch", "the header's alg is not the algorithm of its key")
+    return key
+
+
+def verify_signature(key: Key, header: str, payload: str, signature: str) -> None:
+    """Step 10: the signature has the algorithm's length and verifies under ``key``."""
+    raw = _b64.decode_checked(signature)
+    if len(raw) != SIGNATURE_BYTES[key.alg] or not key.verify(f"{header}.{payload}".encode("ascii"), raw):
+        raise InvalidRequestState("bad_signature", "the signature does not verify")
+
+
+def decode_payload(segment: str) -> dict[str, Any]:
+    """Step 11: the payload is a strict UTF-8 JSON object."""
+    try:
+        claims = _json.loads(_b64.decode_checked(segment), max_depth=_json.MAX_TEXT_DEPTH)
+    except ValueError:
+        raise InvalidRequestState("malformed", "the payload is not strict UTF-8 JSON") from None
+    if not isinstance(claims, dict):
+        raise InvalidRequestState("malformed", "the payload is not a JSON object")
+    return claims
+
+
+def decode_unverified(token: object, *, max_bytes: int = 1 << 20) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Decode header and claims WITHOUT verifying anything: for inspection only.
+
+    Nothing returned here may be trusted or acted on; use
+    :meth:`mrtr_state.StateSealer.open` for that. Raises :class:`InvalidRequestState`
+    (``too_large`` or ``malformed``) when the text is not a compact JWS at all.
+    """
+    header, payload, _ = split(token, max_bytes)
+    return decode_header(header), decode_payload(payload)

@@ -1,0 +1,463 @@
+"""Keys and key rings (profile, section 7).
+
+A :class:`Key` is one HS256 secret or one Ed25519 key pair (or its public half),
+loaded from a JWK (RFC 7517, RFC 8037) or generated. A :class:`Keyring` is an
+ordered set of keys: the first one signs, every one verifies, each is found by its
+``kid``. Keys and rings are immutable; rotation builds a new ring.
+
+The cryptography itself is PyJWT's ``HMACAlgorithm`` and ``OKPAlgorithm`` over
+``cryptography`` key objects; this module adds the profile's rules on top: the
+algorithm is a property of the key (never of a token), HS256 secrets have at
+least 32 bytes, ``kid`` defaults to the RFC 7638 thumbprint, and no secret ever
+appears in a ``repr``, a message or a public JWKS.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, ClassVar, Final, Literal
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from jwt.algorithms import HMACAlgorithm, OKPAlgorithm
+
+from mrtr_state import _b64
+from mrtr_state.errors import KeyringError
+
+__all__ = ["ALGORITHMS", "DEFAULT_KEYS_VARIABLE", "MIN_SECRET_BYTES", "Algorithm", "Key", "Keyring"]
+
+#: The algorithms of the profile (section 3.1). ``Ed25519`` (RFC 9864) is not one.
+Algorithm = Literal["HS256", "EdDSA"]
+ALGORITHMS: Final[tuple[Algorithm, ...]] = ("HS256", "EdDSA")
+
+#: The shortest HS256 secret the profile allows, in bytes (section 7.1).
+MIN_SECRET_BYTES: Final = 32
+
+#: The environment variable :meth:`Keyring.from_env` reads by default.
+DEFAULT_KEYS_VARIABLE: Final = "MRTR_STATE_KEYS"
+
+#: Signature lengths in bytes, checked before any cryptography runs.
+SIGNATURE_BYTES: Final[dict[str, int]] = {"HS256": 32, "EdDSA": 64}
+
+_KEYGEN_ADVICE: Final = (
+    "make one with `mrtr-state keygen --alg HS256` or "
+    '`python -c "import secrets; print(secrets.token_urlsafe(32))"`'
+)
+_HMAC: Final = HMACAlgorithm(HMACAlgorithm.SHA256)
+_OKP: Final = OKPAlgorithm()
+_KID_PATTERN: Final = re.compile(r"[\x21-\x7e]{1,128}")
+
+
+def _thumbprint(required: dict[str, str]) -> str:
+    """RFC 7638: SHA-256 over the required members, sorted, without white space."""
+    text = json.dumps(required, sort_keys=True, separators=(",", ":"))
+    return _b64.encode(hashlib.sha256(text.encode("utf-8")).digest())
+
+
+def _check_kid(kid: object) -> str:
+    if not isinstance(kid, str) or not _KID_PATTERN.fullmatch(kid):
+        raise KeyringError("a kid must be 1 to 128 printable ASCII characters without spaces")
+    return kid
+
+
+class Key:
+    """One key of a :class:`Keyring`: an HS256 secret or an Ed25519 key.
+
+    Make keys with :meth:`generate`, :meth:`from_jwk` or :meth:`from_secret`. A key
+    is immutable and safe to share between threads; its ``repr`` shows the
+    algorithm and ``kid``, never the secret.
+    """
+
+    __slots__ = ("_kid", "_private", "_public", "_secret")
+
+    alg: ClassVar[Algorithm]
+    _kid: str
+
+    def __init__(self) -> None:
+        raise TypeError("make a Key with Key.generate(), Key.from_jwk() or Key.from_secret()")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} objects are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} objects are immutable")
+
+    def __repr__(self) -> str:
+        return f"Key(alg={self.alg!r}, kid={self._kid!r}, can_sign={self.can_sign})"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("keys are not pickled; store them as a JWKS with Keyring.private_jwks()")
+
+    @property
+    def kid(self) -> str:
+        """The key id a token names in its ``kid`` header parameter."""
+        return self._kid
+
+    @property
+    def can_sign(self) -> bool:
+        """Whether this key can mint tokens (false for an Ed25519 public key)."""
+        raise NotImplementedError
+
+    @classmethod
+    def generate(cls, alg: str, *, kid: str | None = None) -> Key:
+        """Generate a new key: 32 random bytes for HS256, a new key pair for EdDSA.
+
+        ``kid`` defaults to the RFC 7638 thumbprint of the key.
+        """
+        if alg == "HS256":
+            return HS256Key._make(os.urandom(MIN_SECRET_BYTES), kid)
+        if alg == "EdDSA":
+            return EdDSAKey._make(Ed25519PrivateKey.generate(), None, kid)
+        raise KeyringError(f"unsupported algorithm {alg!r}; the profile allows {', '.join(ALGORITHMS)}")
+
+    @classmethod
+    def from_secret(cls, secret: bytes, *, kid: str | None = None) -> Key:
+        """Make an HS256 key from raw secret bytes (at least 32 of them)."""
+        if not isinstance(secret, (bytes, bytearray)):
+            raise TypeError(f"an HS256 secret is bytes, not {type(secret).__name__}")
+        return HS256Key._make(bytes(secret), kid)
+
+    @classmethod
+    def from_jwk(cls, jwk: Mapping[str, Any] | str) -> Key:
+        """Load one key from a JWK (a mapping or its JSON text).
+
+        Accepted: ``{"kty": "oct", "k": ...}`` for HS256 (``k`` of at least 32 bytes)
+        and ``{"kty": "OKP", "crv": "Ed25519", "x": ..., "d": ...}`` for EdDSA
+        (``d`` absent for a verify-only public key). ``alg``, if present, must match;
+        ``use``, if present, must be ``sig``; ``kid`` defaults to the RFC 7638
+        thumbprint. Base64url members must be canonical and unpadded.
+        """
+        if isinstance(jwk, str):
+            try:
+                jwk = json.loads(jwk)
+            except ValueError:
+                raise KeyringError("a JWK must be JSON text") from None
+        if not isinstance(jwk, Mapping):
+            raise KeyringError("a JWK must be a JSON object")
+        kty = jwk.get("kty")
+        if jwk.get("use", "sig") != "sig":
+            raise KeyringError("a JWK for this profile must have use 'sig' (or no 'use' member)")
+        kid = None if jwk.get("kid") is None else _check_kid(jwk.get("kid"))
+        if kty == "oct":
+            if jwk.get("alg", "HS256") != "HS256":
+                raise KeyringError("an 'oct' JWK must be for alg HS256")
+            return HS256Key._make(_member_bytes(jwk, "k"), kid)
+        if kty == "OKP":
+            if jwk.get("crv") != "Ed25519":
+                raise KeyringError("an 'OKP' JWK must be on curve Ed25519 (crv 'Ed25519')")
+            if jwk.get("alg", "EdDSA") not in ("EdDSA", "Ed25519"):
+                raise KeyringError("an Ed25519 JWK must be for alg EdDSA")
+            x = _member_bytes(jwk, "x")
+            if len(x) != 32:
+                raise KeyringError("an Ed25519 JWK's 'x' must be 32 bytes")
+            if "d" not in jwk:
+                return EdDSAKey._make(None, x, kid)
+            d = _member_bytes(jwk, "d")
+            if len(d) != 32:
+                raise KeyringError("an Ed25519 JWK's 'd' must be 32 bytes")
+            return EdDSAKey._make(Ed25519PrivateKey.from_private_bytes(d), x, kid)
+        raise KeyringError(
+            f"unsupported JWK key type {kty!r}; the profile uses 'oct' (HS256) and 'OKP' (Ed25519)"
+        )
+
+    def thumbprint(self) -> str:
+        """The RFC 7638 JWK thumbprint (SHA-256, base64url) of this key."""
+        raise NotImplementedError
+
+    def public_jwk(self) -> dict[str, str]:
+        """The public JWK of an Ed25519 key; an HS256 secret has none (KeyringError)."""
+        raise NotImplementedError
+
+    def private_jwk(self) -> dict[str, str]:
+        """The full JWK, secret included, for storing the key. Handle it as a secret."""
+        raise NotImplementedError
+
+    def sign(self, message: bytes) -> bytes:
+        """Sign ``message`` with this key's algorithm."""
+        raise NotImplementedError
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        """Tell whether ``signature`` is this key's signature of ``message``."""
+        raise NotImplementedError
+
+
+class HS256Key(Key):
+    """An HS256 secret of at least 32 bytes (``kty: oct``)."""
+
+    __slots__ = ()
+    alg: ClassVar[Algorithm] = "HS256"
+    _secret: bytes
+
+    @classmethod
+    def _make(cls, secret: bytes, kid: str | None) -> HS256Key:
+        if len(secret) < MIN_SECRET_BYTES:
+            raise KeyringError(
+                f"an HS256 secret must be at least {MIN_SECRET_BYTES} random bytes, "
+                f"this one has {len(secret)}; {_KEYGEN_ADVICE}"
+            )
+        key = object.__new__(cls)
+        object.__setattr__(key, "_secret", secret)
+        object.__setattr__(key, "_kid", _check_kid(kid) if kid is not None else key.thumbprint())
+        return key
+
+    @property
+    def can_sign(self) -> bool:
+        """Always true: whoever holds an HS256 secret can both verify and mint."""
+        return True
+
+    def thumbprint(self) -> str:
+        """The RFC 7638 thumbprint over ``{"k", "kty"}``."""
+        return _thumbprint({"k": _b64.encode(self._secret), "kty": "oct"})
+
+    def public_jwk(self) -> dict[str, str]:
+        """Refuse: an HS256 secret is never published."""
+        raise KeyringError(f"key {self._kid!r} is an HS256 secret, which has no public JWK")
+
+    def private_jwk(self) -> dict[str, str]:
+        """The ``oct`` JWK with the secret in ``k``."""
+        return {"kty": "oct", "alg": "HS256", "use": "sig", "kid": self._kid, "k": _b64.encode(self._secret)}
+
+    def sign(self, message: bytes) -> bytes:
+        """HMAC-SHA256 of ``message``."""
+        return _HMAC.sign(message, self._secret)
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        """Compare in constant time with the HMAC-SHA256 of ``message``."""
+        return _HMAC.verify(message, self._secret, signature)
+
+
+class EdDSAKey(Key):
+    """An Ed25519 key pair, or its public half only (``kty: OKP``, ``crv: Ed25519``)."""
+
+    __slots__ = ()
+    alg: ClassVar[Algorithm] = "EdDSA"
+    _private: Ed25519PrivateKey | None
+    _public: Ed25519PublicKey
+
+    @classmethod
+    def _make(cls, private: Ed25519PrivateKey | None, x: bytes | None, kid: str | None) -> EdDSAKey:
+        if private is not None:
+            public = private.public_key()
+            if x is not None and public.public_bytes(Encoding.Raw, PublicFormat.Raw) != x:
+                raise KeyringError("an Ed25519 JWK's 'x' is not the public key of its 'd'")
+        else:
+            if x is None:
+                raise KeyringError("an Ed25519 key needs its private or its public half")
+            try:
+                public = Ed25519PublicKey.from_public_bytes(x)
+            except ValueError:
+                raise KeyringError("an Ed25519 JWK's 'x' is not a valid public key") from None
+        key = object.__new__(cls)
+        object.__setattr__(key, "_private", private)
+        object.__setattr__(key, "_public", public)
+        object.__setattr__(key, "_kid", _check_kid(kid) if kid is not None else key.thumbprint())
+        return key
+
+    @property
+    def can_sign(self) -> bool:
+        """Whether the private half is present."""
+        return self._private is not None
+
+    def _x(self) -> str:
+        return _b64.encode(self._public.public_bytes(Encoding.Raw, PublicFormat.Raw))
+
+    def thumbprint(self) -> str:
+        """The RFC 7638 thumbprint over ``{"crv", "kty", "x"}``."""
+        return _thumbprint({"crv": "Ed25519", "kty": "OKP", "x": self._x()})
+
+    def public_jwk(self) -> dict[str, str]:
+        """The public JWK: ``kty``, ``crv``, ``x``, ``kid``, ``alg``, ``use``."""
+        return {
+            "kty": "OKP",
+            "crv": "Ed25519",
+            "alg": "EdDSA",
+            "use": "sig",
+            "kid": self._kid,
+            "x": self._x(),
+        }
+
+    def private_jwk(self) -> dict[str, str]:
+        """The JWK with the private key in ``d`` (or the public JWK for a public key)."""
+        jwk = self.public_jwk()
+        if self._private is not None:
+            jwk["d"] = _b64.encode(self._private.private_bytes_raw())
+        return jwk
+
+    def sign(self, message: bytes) -> bytes:
+        """The Ed25519 signature of ``message``; a public key cannot sign (KeyringError)."""
+        if self._private is None:
+            raise KeyringError(f"key {self._kid!r} is an Ed25519 public key and cannot sign")
+        return _OKP.sign(message, self._private)
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        """Verify an Ed25519 signature of ``message``."""
+        return _OKP.verify(message, self._public, signature)
+
+
+def _member_bytes(jwk: Mapping[str, Any], name: str) -> bytes:
+    value = jwk.get(name)
+    if not isinstance(value, str):
+        raise KeyringError(f"a JWK's {name!r} member must be a base64url string")
+    try:
+        return _b64.decode(value)
+    except ValueError:
+        raise KeyringError(f"a JWK's {name!r} member is not canonical unpadded base64url") from None
+
+
+class Keyring:
+    """An ordered, immutable set of keys: the first signs, every key verifies.
+
+    Tokens name their key by ``kid``; a token whose ``kid`` is not in the ring is
+    refused with ``unknown_key``. Rotation without downtime (profile, 7.3): publish
+    a ring with the new key second, then first (:meth:`rotated`), then drop the old
+    key once every token it signed has expired (:meth:`without`).
+    """
+
+    __slots__ = ("_by_kid", "_keys")
+
+    _keys: tuple[Key, ...]
+    _by_kid: dict[str, Key]
+
+    def __init__(self, keys: Iterable[Key]) -> None:
+        keys = tuple(keys)
+        if not keys:
+            raise KeyringError("a key ring needs at least one key")
+        by_kid: dict[str, Key] = {}
+        for key in keys:
+            if not isinstance(key, Key):
+                raise TypeError(f"a key ring holds Key objects, not {type(key).__name__}")
+            if key.kid in by_kid:
+                raise KeyringError(f"two keys in the ring have the kid {key.kid!r}")
+            by_kid[key.kid] = key
+        object.__setattr__(self, "_keys", keys)
+        object.__setattr__(self, "_by_kid", by_kid)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Keyring objects are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Keyring objects are immutable")
+
+    def __repr__(self) -> str:
+        return f"Keyring({list(self._keys)!r})"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("key rings are not pickled; store them with Keyring.private_jwks()")
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self._keys)
+
+    def __contains__(self, kid: object) -> bool:
+        return kid in self._by_kid
+
+    @property
+    def keys(self) -> tuple[Key, ...]:
+        """The keys, signing key first."""
+        return self._keys
+
+    @property
+    def signing_key(self) -> Key:
+        """The first key, which signs; KeyringError for a verify-only ring."""
+        key = self._keys[0]
+        if not key.can_sign:
+            raise KeyringError(
+                "this key ring is verify-only: its first key is an Ed25519 public key; "
+                "load the private JWKS to mint request state"
+            )
+        return key
+
+    def get(self, kid: str) -> Key | None:
+        """The key with this ``kid``, or ``None``."""
+        return self._by_kid.get(kid)
+
+    @classmethod
+    def generate(cls, alg: str, *, kid: str | None = None) -> Keyring:
+        """A ring of one newly generated key (``"HS256"`` or ``"EdDSA"``)."""
+        return cls([Key.generate(alg, kid=kid)])
+
+    @classmethod
+    def from_jwks(cls, jwks: Mapping[str, Any] | str) -> Keyring:
+        """Load a JWKS (``{"keys": [...]}``, a mapping or its JSON text); first key signs."""
+        if isinstance(jwks, str):
+            try:
+                jwks = json.loads(jwks)
+            except ValueError:
+                raise KeyringError("a JWKS must be JSON text") from None
+        if not isinstance(jwks, Mapping) or not isinstance(jwks.get("keys"), list):
+            raise KeyringError('a JWKS must be a JSON object with a "keys" array')
+        return cls(Key.from_jwk(jwk) for jwk in jwks["keys"])
+
+    @classmethod
+    def from_env(
+        cls, name: str = DEFAULT_KEYS_VARIABLE, *, environ: Mapping[str, str] | None = None
+    ) -> Keyring:
+        """Load keys from an environment variable (default ``MRTR_STATE_KEYS``).
+
+        The value is a JWKS or a single JWK as JSON, or one HS256 secret written in
+        base64 or base64url (padding optional) that decodes to at least 32 bytes.
+        """
+        env = os.environ if environ is None else environ
+        value = env.get(name, "").strip()
+        if not value:
+            raise KeyringError(
+                f"the environment variable {name} is not set: set it to a JWKS "
+                "(`mrtr-state keygen --alg EdDSA`) or an HS256 secret of at least "
+                f"{MIN_SECRET_BYTES} bytes ({_KEYGEN_ADVICE})"
+            )
+        if value.startswith("{"):
+            try:
+                document = json.loads(value)
+            except ValueError:
+                raise KeyringError(
+                    f"the environment variable {name} starts with '{{' but is not JSON"
+                ) from None
+            if isinstance(document, dict) and "keys" in document:
+                return cls.from_jwks(document)
+            return cls([Key.from_jwk(document)])
+        return cls([Key.from_secret(_secret_from_text(value, name))])
+
+    def public_jwks(self) -> dict[str, list[dict[str, str]]]:
+        """The JWKS of the Ed25519 public keys, for verify-only replicas. HS256 secrets are left out."""
+        return {"keys": [key.public_jwk() for key in self._keys if key.alg == "EdDSA"]}
+
+    def private_jwks(self) -> dict[str, list[dict[str, str]]]:
+        """The full JWKS, secrets included, for storing the ring. Handle it as a secret."""
+        return {"keys": [key.private_jwk() for key in self._keys]}
+
+    def rotated(self, key: Key) -> Keyring:
+        """A new ring with ``key`` first (it signs from now on); the old keys still verify."""
+        return Keyring((key, *self._keys))
+
+    def without(self, kid: str) -> Keyring:
+        """A new ring without the key ``kid``; tokens it signed stop opening."""
+        if kid not in self._by_kid:
+            raise KeyringError(f"the ring has no key {kid!r}")
+        return Keyring(key for key in self._keys if key.kid != kid)
+
+
+def _secret_from_text(value: str, name: str) -> bytes:
+    text = value.rstrip("=")
+    try:
+        if re.fullmatch(r"[A-Za-z0-9_-]+", text):
+            secret = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        elif re.fullmatch(r"[A-Za-z0-9+/]+", text):
+            secret = base64.b64decode(text + "=" * (-len(text) % 4))
+        else:
+            raise ValueError
+    except (ValueError, binascii.Error):
+        raise KeyringError(
+            f"the environment variable {name} is neither JSON nor a base64 secret; {_KEYGEN_ADVICE}"
+        ) from None
+    return secret

@@ -1,0 +1,257 @@
+"""The sealer: mint and open ``requestState`` tokens of the profile.
+
+:class:`StateSealer` ties the layers together: :mod:`~mrtr_state.keys` for keys,
+:mod:`~mrtr_state.jws` for the compact serialization and header, and
+:mod:`~mrtr_state.claims` for the claim set. It holds configuration only, so one
+sealer can be shared by every thread of a server.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from mrtr_state import _b64, _json, claims, jws
+from mrtr_state.canonical import arguments_digest
+from mrtr_state.keys import SIGNATURE_BYTES, Key, Keyring
+from mrtr_state.target import audience
+
+__all__ = [
+    "DEFAULT_LEEWAY",
+    "DEFAULT_MAX_LIFETIME",
+    "DEFAULT_MAX_TOKEN_BYTES",
+    "DEFAULT_TTL",
+    "MAX_LEEWAY",
+    "StateSealer",
+]
+
+#: The default lifetime of a token, in seconds (profile, section 4).
+DEFAULT_TTL: Final = 600
+#: The default longest lifetime a verifier accepts, in seconds (profile, section 5, step 13).
+DEFAULT_MAX_LIFETIME: Final = 600
+#: The default clock-skew allowance, in seconds (profile, section 5, steps 14 and 15).
+DEFAULT_LEEWAY: Final = 0
+#: The largest leeway a verifier may configure, in seconds.
+MAX_LEEWAY: Final = 300
+#: The default size cap of a token, in characters (profile, section 5, step 1).
+DEFAULT_MAX_TOKEN_BYTES: Final = 8192
+_MIN_TOKEN_BYTES: Final = 512
+_JTI_BYTES: Final = 16
+
+
+def _positive_int(name: str, value: object, low: int, high: int | None = None) -> int:
+    if type(value) is not int:
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low or (high is not None and value > high):
+        bound = f"at least {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+    return value
+
+
+def _non_empty(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{name} must not be empty")
+    return value
+
+
+class StateSealer:
+    """Seal state into a ``requestState`` token, and open it on the retry.
+
+    Args:
+        ring: the keys; the first signs, every key verifies.
+        issuer: this server's identity, written to and required in ``iss``.
+        ttl: lifetime of minted tokens in seconds (default 600).
+        max_lifetime: the longest ``exp - iat`` this verifier accepts (default 600;
+            at least ``ttl``; raise both together for longer-lived state).
+        leeway: seconds of clock skew allowed on ``exp`` and ``iat`` (default 0).
+        max_token_bytes: the size cap, checked before any decoding (default 8192).
+        clock: returns the current time in seconds since the epoch.
+        entropy: returns that many random bytes (used for ``jti``).
+
+    A sealer holds no mutable state and is safe to share between threads.
+    """
+
+    __slots__ = (
+        "_clock",
+        "_entropy",
+        "_issuer",
+        "_known_headers",
+        "_leeway",
+        "_max_lifetime",
+        "_max_token_bytes",
+        "_ring",
+        "_signing_header",
+        "_ttl",
+    )
+
+    _ring: Keyring
+    _issuer: str
+    _ttl: int
+    _max_lifetime: int
+    _leeway: int
+    _max_token_bytes: int
+    _clock: Callable[[], float]
+    _entropy: Callable[[int], bytes]
+    _known_headers: dict[str, Key]
+    _signing_header: str
+
+    def __init__(
+        self,
+        ring: Keyring,
+        *,
+        issuer: str,
+        ttl: int = DEFAULT_TTL,
+        max_lifetime: int = DEFAULT_MAX_LIFETIME,
+        leeway: int = DEFAULT_LEEWAY,
+        max_token_bytes: int = DEFAULT_MAX_TOKEN_BYTES,
+        clock: Callable[[], float] = time.time,
+        entropy: Callable[[int], bytes] = os.urandom,
+    ) -> None:
+        if not isinstance(ring, Keyring):
+            raise TypeError(f"ring must be a Keyring, not {type(ring).__name__}")
+        ttl = _positive_int("ttl", ttl, 1)
+        max_lifetime = _positive_int("max_lifetime", max_lifetime, 1)
+        if ttl > max_lifetime:
+            raise ValueError(f"ttl ({ttl} s) must not exceed max_lifetime ({max_lifetime} s)")
+        if not callable(clock) or not callable(entropy):
+            raise TypeError("clock and entropy must be callables")
+        settings = {
+            "_ring": ring,
+            "_issuer": _non_empty("issuer", issuer),
+            "_ttl": ttl,
+            "_max_lifetime": max_lifetime,
+            "_leeway": _positive_int("leeway", leeway, 0, MAX_LEEWAY),
+            "_max_token_bytes": _positive_int("max_token_bytes", max_token_bytes, _MIN_TOKEN_BYTES),
+            "_clock": clock,
+            "_entropy": entropy,
+            # The exact header segments this ring's keys are minted with: a token
+            # carrying one of them needs no header parsing (steps 4 to 9 hold by
+            # construction). Any other header takes the full path.
+            "_known_headers": {jws.header_segment(key): key for key in ring},
+            "_signing_header": jws.header_segment(ring.keys[0]),
+        }
+        for name, value in settings.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("StateSealer objects are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("StateSealer objects are immutable")
+
+    def __repr__(self) -> str:
+        return (
+            f"StateSealer(issuer={self._issuer!r}, ttl={self._ttl}, max_lifetime={self._max_lifetime}, "
+            f"leeway={self._leeway}, max_token_bytes={self._max_token_bytes}, ring={self._ring!r})"
+        )
+
+    @property
+    def ring(self) -> Keyring:
+        """The key ring."""
+        return self._ring
+
+    @property
+    def issuer(self) -> str:
+        """The issuer this sealer writes and requires."""
+        return self._issuer
+
+    @property
+    def ttl(self) -> int:
+        """The lifetime of minted tokens, in seconds."""
+        return self._ttl
+
+    @property
+    def max_token_bytes(self) -> int:
+        """The size cap, in characters."""
+        return self._max_token_bytes
+
+    def seal(
+        self,
+        state: Any,
+        *,
+        user: str,
+        tool: str | None = None,
+        prompt: str | None = None,
+        resource: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Mint a ``requestState`` token for ``state``, bound to ``user`` and one target.
+
+        Give exactly one of ``tool``, ``prompt`` or ``resource``. With
+        ``arguments`` (the request's arguments object), the token also binds their
+        digest, so it only opens on a retry with the same arguments.
+
+        The state is readable by the client: never put a secret in it.
+
+        Raises:
+            TypeError: the state holds a value that is not JSON (or a bad argument).
+            ValueError: the state is JSON the profile cannot carry exactly, or the
+                token would exceed the size cap.
+            KeyringError: the ring cannot sign (its first key is a public key).
+        """
+        aud = audience(tool=tool, prompt=prompt, resource=resource)
+        user = _non_empty("user", user)
+        _json.check_state(state)
+        digest = None if arguments is None else arguments_digest(arguments)
+        key = self._ring.signing_key
+        jti = _b64.encode(self._entropy(_JTI_BYTES))
+        payload = _json.dumps(
+            claims.build(
+                issuer=self._issuer,
+                user=user,
+                aud=aud,
+                iat=int(self._clock()),
+                ttl=self._ttl,
+                jti=jti,
+                state=state,
+                args_sha256=digest,
+            )
+        )
+        header = self._signing_header
+        size = len(header) + 2 + (len(payload) * 4 + 2) // 3 + (SIGNATURE_BYTES[key.alg] * 4 + 2) // 3
+        if size > self._max_token_bytes:
+            raise ValueError(
+                f"the sealed state would be {size} characters, over the cap of "
+                f"{self._max_token_bytes}; keep less in requestState"
+            )
+        return jws.sign(key, header, payload)
+
+    def open(
+        self,
+        token: str,
+        *,
+        user: str,
+        tool: str | None = None,
+        prompt: str | None = None,
+        resource: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Verify a ``requestState`` token and return the state it carries.
+
+        ``user``, the target and ``arguments`` are those of the retry being
+        served; the token must have been sealed for the same ones, by a key in the
+        ring, within its lifetime. Every failure raises
+        :class:`~mrtr_state.InvalidRequestState` with a reason code; no other
+        exception escapes for any token.
+        """
+        aud = audience(tool=tool, prompt=prompt, resource=resource)
+        user = _non_empty("user", user)
+        header, payload, signature = jws.split(token, self._max_token_bytes)
+        key = self._known_headers.get(header)
+        if key is None:
+            key = jws.key_for_header(jws.decode_header(header), self._ring)
+        jws.verify_signature(key, header, payload, signature)
+        return claims.validate(
+            jws.decode_payload(payload),
+            now=int(self._clock()),
+            leeway=self._leeway,
+            max_lifetime=self._max_lifetime,
+            issuer=self._issuer,
+            user=user,
+            aud=aud,
+            arguments=arguments,
+        )

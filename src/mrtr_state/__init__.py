@@ -22,6 +22,7 @@ from mrtr_state.canonical import arguments_digest, canonicalize
 from mrtr_state.errors import REASONS, InvalidRequestState, KeyringError
 from mrtr_state.jws import TYP, decode_unverified
 from mrtr_state.keys import ALGORITHMS, DEFAULT_KEYS_VARIABLE, Key, Keyring
+from mrtr_state.replay import MemoryReplayStore, ReplayStore, ReplayStoreError
 from mrtr_state.sealer import (
     DEFAULT_LEEWAY,
     DEFAULT_MAX_LIFETIME,
@@ -45,6 +46,9 @@ __all__ = [
     "Key",
     "Keyring",
     "KeyringError",
+    "MemoryReplayStore",
+    "ReplayStore",
+    "ReplayStoreError",
     "StateSealer",
     "__version__",
     "arguments_digest",

@@ -68,8 +68,8 @@ def validate(
     user: str,
     aud: str,
     arguments: Mapping[str, Any] | None,
-) -> Any:
-    """Steps 12 to 19; return the state claim or raise :class:`InvalidRequestState`."""
+) -> dict[str, Any]:
+    """Steps 12 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
     # Step 12: the claim set is closed, complete and well typed.
     if not ALL_CLAIMS.issuperset(claims):
         raise InvalidRequestState("malformed", "the payload has a claim the profile does not define")
@@ -106,7 +106,7 @@ def validate(
         raise InvalidRequestState("wrong_tool", "claim 'aud' is not the requested target")
     if digest is not None and (arguments is None or _digest_or_none(arguments) != digest):
         raise InvalidRequestState("wrong_request", "claim 'args_sha256' does not match the arguments")
-    return claims["state"]
+    return claims
 
 
 def _digest_or_none(arguments: Mapping[str, Any]) -> str | None:

@@ -15,7 +15,9 @@ from typing import Any, Final
 
 from mrtr_state import _b64, _json, claims, jws
 from mrtr_state.canonical import arguments_digest
+from mrtr_state.errors import InvalidRequestState
 from mrtr_state.keys import SIGNATURE_BYTES, Key, Keyring
+from mrtr_state.replay import ReplayStore, ReplayStoreError, replay_key
 from mrtr_state.target import audience
 
 __all__ = [
@@ -71,6 +73,9 @@ class StateSealer:
         max_token_bytes: the size cap, checked before any decoding (default 8192).
         clock: returns the current time in seconds since the epoch.
         entropy: returns that many random bytes (used for ``jti``).
+        replay_store: where :meth:`open` with ``consume=True`` records redeemed
+            tokens (see :mod:`mrtr_state.replay`); without one, ``consume=True``
+            is a configuration error.
 
     A sealer holds no mutable state and is safe to share between threads.
     """
@@ -83,6 +88,7 @@ class StateSealer:
         "_leeway",
         "_max_lifetime",
         "_max_token_bytes",
+        "_replay_store",
         "_ring",
         "_signing_header",
         "_ttl",
@@ -97,6 +103,7 @@ class StateSealer:
     _clock: Callable[[], float]
     _entropy: Callable[[int], bytes]
     _known_headers: dict[str, Key]
+    _replay_store: ReplayStore | None
     _signing_header: str
 
     def __init__(
@@ -110,6 +117,7 @@ class StateSealer:
         max_token_bytes: int = DEFAULT_MAX_TOKEN_BYTES,
         clock: Callable[[], float] = time.time,
         entropy: Callable[[int], bytes] = os.urandom,
+        replay_store: ReplayStore | None = None,
     ) -> None:
         if not isinstance(ring, Keyring):
             raise TypeError(f"ring must be a Keyring, not {type(ring).__name__}")
@@ -119,6 +127,8 @@ class StateSealer:
             raise ValueError(f"ttl ({ttl} s) must not exceed max_lifetime ({max_lifetime} s)")
         if not callable(clock) or not callable(entropy):
             raise TypeError("clock and entropy must be callables")
+        if replay_store is not None and not isinstance(replay_store, ReplayStore):
+            raise TypeError("replay_store must have a redeem(key, *, expires_at) method")
         settings = {
             "_ring": ring,
             "_issuer": _non_empty("issuer", issuer),
@@ -128,6 +138,7 @@ class StateSealer:
             "_max_token_bytes": _positive_int("max_token_bytes", max_token_bytes, _MIN_TOKEN_BYTES),
             "_clock": clock,
             "_entropy": entropy,
+            "_replay_store": replay_store,
             # The exact header segments this ring's keys are minted with: a token
             # carrying one of them needs no header parsing (steps 4 to 9 hold by
             # construction). Any other header takes the full path.
@@ -229,15 +240,20 @@ class StateSealer:
         prompt: str | None = None,
         resource: str | None = None,
         arguments: Mapping[str, Any] | None = None,
+        consume: bool = False,
     ) -> Any:
         """Verify a ``requestState`` token and return the state it carries.
 
         ``user``, the target and ``arguments`` are those of the retry being
         served; the token must have been sealed for the same ones, by a key in the
-        ring, within its lifetime. Every failure raises
-        :class:`~mrtr_state.InvalidRequestState` with a reason code; no other
-        exception escapes for any token.
+        ring, within its lifetime. With ``consume=True`` the token is also
+        redeemed in the sealer's replay store, so it opens at most once
+        (``replayed`` the second time, ``store_unavailable`` if the store cannot
+        answer). Every failure raises :class:`~mrtr_state.InvalidRequestState`
+        with a reason code; no other exception escapes for any token.
         """
+        if consume and self._replay_store is None:
+            raise ValueError("open(consume=True) needs a StateSealer made with a replay_store")
         aud = audience(tool=tool, prompt=prompt, resource=resource)
         user = _non_empty("user", user)
         header, payload, signature = jws.split(token, self._max_token_bytes)
@@ -245,7 +261,7 @@ class StateSealer:
         if key is None:
             key = jws.key_for_header(jws.decode_header(header), self._ring)
         jws.verify_signature(key, header, payload, signature)
-        return claims.validate(
+        valid = claims.validate(
             jws.decode_payload(payload),
             now=int(self._clock()),
             leeway=self._leeway,
@@ -255,3 +271,23 @@ class StateSealer:
             aud=aud,
             arguments=arguments,
         )
+        if consume:
+            self._redeem(valid)
+        return valid["state"]
+
+    def _redeem(self, valid: dict[str, Any]) -> None:
+        """Step 20: record the token's id; refuse a second redemption (fail closed)."""
+        store = self._replay_store
+        assert store is not None  # noqa: S101  (checked by open before any work)
+        try:
+            first = store.redeem(
+                replay_key(valid["iss"], valid["jti"]), expires_at=valid["exp"] + self._leeway
+            )
+        except ReplayStoreError as exc:
+            raise InvalidRequestState("store_unavailable", str(exc)) from None
+        except Exception as exc:  # a faulty custom store must fail closed, never open
+            raise InvalidRequestState(
+                "store_unavailable", f"the replay store raised {type(exc).__name__}"
+            ) from None
+        if first is not True:
+            raise InvalidRequestState("replayed", "this token has already been redeemed")

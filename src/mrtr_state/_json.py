@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import accumulate, count
+from operator import sub
 from typing import Any, Final, NoReturn
 
 #: The largest integer every JSON implementation represents exactly (2**53 - 1).
@@ -62,8 +64,8 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
 
     Arrays and objects may nest ``max_depth`` levels at most.
     """
-    # A value cannot nest deeper than it has opening brackets, so the (rare) walk
-    # is needed only when the text has more of them than the limit.
+    # A value cannot nest deeper than it has opening brackets, so the scan is
+    # needed only when the text has more of them than the limit.
     if raw.count(b"[") + raw.count(b"{") > max_depth and _nests_deeper(raw, max_depth):
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
     try:
@@ -72,30 +74,37 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
         raise ValueError("JSON nested too deeply") from exc
 
 
+# For bytes.translate: both kinds of bracket become one kind, and every other byte
+# except the quote is deleted.
+_ONE_KIND: Final = bytes.maketrans(b"{}", b"[]")
+_NOT_STRUCTURE: Final = bytes(b for b in range(256) if b not in b'"[]{}')
+
+
 def _nests_deeper(raw: bytes, limit: int) -> bool:
-    """Scan JSON text (skipping strings) and tell whether brackets nest deeper than ``limit``.
+    """Tell whether the brackets of JSON text (outside strings) nest deeper than ``limit``.
 
     Runs before parsing, so a deeply nested input is refused without recursion.
+    Each step is a C-speed pass (no Python code runs per byte): the byte-by-byte
+    loop this replaces cost 2 ms on a state near the 8 KiB cap, more than all the
+    rest of ``open``.
+
+    Escapes go first (escaped backslashes, then escaped quotes; ``bytes.replace``
+    pairs them left to right, as a JSON reader does), so every quote left delimits
+    a string. Keeping only quotes and brackets (both kinds made one), the strings
+    that hold no bracket become ``""`` and vanish; only if a quote is left is the
+    text between quotes dropped. Between two closing brackets lies a run of opening
+    ones, so the depth just before the i-th closing bracket is the number of
+    opening brackets so far minus i; the largest such value is the nesting depth.
     """
-    depth = 0
-    in_string = escaped = False
-    for byte in raw:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:  # quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):  # [ {
-            depth += 1
-            if depth > limit:
-                return True
-        elif byte in (0x5D, 0x7D):  # ] }
-            depth -= 1
-    return False
+    if b"\\" in raw:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    structure = raw.translate(_ONE_KIND, _NOT_STRUCTURE)
+    brackets = structure.replace(b'""', b"")
+    if b'"' in brackets:
+        brackets = b"".join(structure.split(b'"')[::2])
+    openings_so_far = accumulate(map(len, brackets.split(b"]")))
+    deepest: int = max(map(sub, openings_so_far, count()))
+    return deepest > limit
 
 
 def check_state(value: Any) -> None:

@@ -70,6 +70,8 @@ _DECODER_SHORT_INTS: Final = json.JSONDecoder(
 # run of 309 digits is found by one substring search (a regex took ten times longer).
 _DIGITS_AS_ZERO: Final = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _DIGIT_RUN_OUT_OF_RANGE: Final = b"0" * 309
+#: The white space JSON allows between tokens (RFC 8259, section 2).
+_WHITESPACE: Final = " \t\n\r"
 
 
 def loads(raw: bytes, *, max_depth: int) -> Any:
@@ -83,10 +85,17 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
     long_digit_run = _DIGIT_RUN_OUT_OF_RANGE in raw.translate(_DIGITS_AS_ZERO)
     decoder = _DECODER if long_digit_run else _DECODER_SHORT_INTS
+    text = raw.decode("utf-8")
+    # raw_decode with the white space JSON allows around the value skipped here:
+    # what decode does, without its two regex calls (an eighth of a small parse).
+    start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
-        return decoder.decode(raw.decode("utf-8"))
+        value, end = decoder.raw_decode(text, start)
     except RecursionError as exc:  # unreachable below the depth limit; kept total
         raise ValueError("JSON nested too deeply") from exc
+    if text[end:].strip(_WHITESPACE):
+        raise ValueError("extra data after the JSON value")
+    return value
 
 
 # For bytes.translate: both kinds of bracket become one kind, and every other byte

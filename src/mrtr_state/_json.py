@@ -169,12 +169,26 @@ def _check(value: Any, depth: int) -> None:
         )
 
 
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# check_circular=False: the encoder's own cycle check keeps an id() per container
+# and cost 15% of every seal. A cycle is still refused: seal runs check_state first,
+# whose depth limit stops at any cycle, and any other value that refers to itself
+# recurses until Python's recursion limit, caught below.
+_ENCODER: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+)
 
 
 def dumps(value: Any) -> bytes:
-    """Serialise ``value`` as compact UTF-8 JSON; raise :class:`ValueError` on a lone surrogate."""
-    text = _ENCODER.encode(value)
+    """Serialise ``value`` as compact UTF-8 JSON.
+
+    Raises :class:`ValueError` on a lone surrogate, a non-finite number, or a value
+    that refers to itself (or nests beyond Python's recursion limit), and
+    :class:`TypeError` on a value that is not JSON.
+    """
+    try:
+        text = _ENCODER.encode(value)
+    except RecursionError:
+        raise ValueError("the value refers to itself or nests too deeply") from None
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:

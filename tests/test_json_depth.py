@@ -41,7 +41,7 @@ def nested(levels: int, inner: Any = "][}{") -> Any:
     return value
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)  # no timed tests: speed is the benchmark's job
 @given(VALUES, st.integers(1, 6), st.booleans())
 def test_text_is_refused_exactly_when_it_nests_deeper_than_the_limit(
     value: Any, limit: int, ascii_only: bool

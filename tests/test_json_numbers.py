@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mrtr_state import _json
@@ -47,6 +47,7 @@ def test_a_double_overflow_is_refused() -> None:
         _json.loads(b'{"x":1e400}', max_depth=DEPTH)
 
 
+@settings(deadline=None)  # no timed tests: speed is the benchmark's job
 @given(st.lists(st.integers(min_value=-(10**308) + 1, max_value=10**308 - 1), max_size=8), st.booleans())
 def test_integers_read_the_same_with_or_without_a_long_digit_run(values: list[int], long_run: bool) -> None:
     document = {"ints": values, "s": "5" * (309 if long_run else 3)}

@@ -2,7 +2,7 @@
 
 Run it from the repository root (``scripts/bootstrap`` installs everything it needs):
 
-    .venv/bin/python benchmarks/bench_open_seal.py            # about 5 minutes on 2 slow cores
+    .venv/bin/python benchmarks/bench_open_seal.py            # about 3 minutes on 2 slow cores
     .venv/bin/python benchmarks/bench_open_seal.py --quick    # a rough look in about a minute
 
 In one process and one run, for the same state at several sizes, it times:
@@ -652,6 +652,10 @@ def print_targets(results: list[dict[str, Any]], size_names: list[str], small_se
     return met_all
 
 
+#: The r squared above which a row counts as growing linearly with the state's size.
+LINEAR_R2 = 0.95
+
+
 def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     """Least squares y = a + b x; returns (b, r squared)."""
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
@@ -766,31 +770,44 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     lin_sizes = [256, 512, 1024, 2048, 3072, 4096, 5120, sizes["near the cap"]]
     lin_rounds = max(10, rounds // 2)
-    print(f"\n== linearity: median us by state size (bytes of JSON), {lin_rounds} rounds per size")
-    series: dict[str, list[float]] = {}
+    print(
+        f"\n== linearity: median us by state size (bytes of JSON), every size in the same {lin_rounds} rounds"
+    )
+    # Every size's candidates run in the same rounds, so that a change of the
+    # machine's speed during the run cannot bend the line.
+    picked: list[tuple[str, int, Candidate]] = []
     for size in lin_sizes:
         state = make_state(size)
         o = by_label(open_candidates(s, state))
         sl = by_label(seal_candidates(s, state))
-        picked = [
-            Candidate("open  " + FLOOR_HS, o[FLOOR_HS].fn),
-            Candidate("open  " + MRTR_HS, o[MRTR_HS].fn),
-            Candidate("open  " + FLOOR_ED_VERIFY, o[FLOOR_ED_VERIFY].fn),
-            Candidate("open  " + MRTR_ED, o[MRTR_ED].fn),
-            Candidate("seal  " + FLOOR_HS, sl[FLOOR_HS].fn),
-            Candidate("seal  " + MRTR_HS, sl[MRTR_HS].fn),
-            Candidate("seal  " + MRTR_ED, sl[MRTR_ED].fn),
-        ]
-        measure(picked, rounds=lin_rounds, batch_s=batch_s, seed=args.seed)
-        for c in picked:
-            series.setdefault(c.label, []).append(median(c.samples) * 1e6)
+        for label, fn in (
+            ("open  " + FLOOR_HS, o[FLOOR_HS].fn),
+            ("open  " + MRTR_HS, o[MRTR_HS].fn),
+            ("open  " + FLOOR_ED_VERIFY, o[FLOOR_ED_VERIFY].fn),
+            ("open  " + MRTR_ED, o[MRTR_ED].fn),
+            ("seal  " + FLOOR_HS, sl[FLOOR_HS].fn),
+            ("seal  " + MRTR_HS, sl[MRTR_HS].fn),
+            ("seal  " + MRTR_ED, sl[MRTR_ED].fn),
+        ):
+            picked.append((label, size, Candidate(f"{label} @ {size}", fn)))
+    measure([c for _, _, c in picked], rounds=lin_rounds, batch_s=batch_s, seed=args.seed)
+    series: dict[str, list[float]] = {}
+    for label, _, c in picked:
+        series.setdefault(label, []).append(median(c.samples) * 1e6)
     print(f"  {'':<52}" + "".join(f"{n:>8}" for n in lin_sizes) + f"{'us/KiB':>9}{'r2':>7}")
     report["linearity"] = {"sizes": lin_sizes, "us": series, "fit": {}}
+    linear = True
     for label, ys in series.items():
         slope, r2 = linear_fit(lin_sizes, ys)
         report["linearity"]["fit"][label] = {"us_per_kib": slope * 1024, "r2": r2}
+        if "mrtr_state" in label:
+            linear &= r2 >= LINEAR_R2
         print(f"  {label:<52}" + "".join(f"{y:>8.1f}" for y in ys) + f"{slope * 1024:>9.2f}{r2:>7.3f}")
-    print("  (r2: the share of the variation a straight line explains; 1.000 is a perfect line)")
+    met_all &= linear
+    print(
+        "  (r2: the share of the variation a straight line explains; 1.000 is a perfect line)\n"
+        f"  linear growth (r2 >= {LINEAR_R2} for every mrtr_state row): {'met' if linear else 'NOT MET'}"
+    )
 
     report["token_lengths"] = token_lengths(s, lin_sizes)
 

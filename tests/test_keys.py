@@ -176,7 +176,7 @@ def test_a_ring_loads_from_a_jwks_dict_or_its_json_text() -> None:
 @pytest.mark.parametrize(
     ("jwks", "message"),
     [
-        ("{not json", "JSON text"),
+        ("{not json", "is not JSON"),
         ({"keys": []}, "at least one key"),
         ({"keys": "x"}, '"keys" array'),
         ([], '"keys" array'),

@@ -885,6 +885,18 @@ def token_vectors() -> list[dict[str, Any]]:
         )
     )
 
+    args_null = compact(claims_for("malformed-args-digest-null")).replace(
+        b'"args_sha256":"' + arguments_digest(ARGUMENTS).encode() + b'"', b'"args_sha256":null'
+    )
+    add(
+        vector(
+            "malformed-args-digest-null",
+            "args_sha256 is null: a malformed binding, not an absent one.",
+            raw(args_null, "EdDSA"),
+            "malformed",
+        )
+    )
+
     # --- steps 13 to 15: lifetime and time -------------------------------------------------------------
     add(
         vector(

@@ -25,6 +25,7 @@ ALL_CLAIMS: Final = REQUIRED_CLAIMS | {"args_sha256"}
 _JTI: Final = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _DIGEST: Final = re.compile(r"[A-Za-z0-9_-]{43}")
 _STRING_CLAIMS: Final = ("iss", "sub", "aud")
+_ABSENT: Final = object()
 
 
 def build(
@@ -87,8 +88,11 @@ def validate(
     jti = claims["jti"]
     if type(jti) is not str or not _JTI.fullmatch(jti):
         raise InvalidRequestState("malformed", "claim 'jti' must be 16 to 64 base64url characters")
-    digest = claims.get("args_sha256")
-    if digest is not None and (type(digest) is not str or not _DIGEST.fullmatch(digest)):
+    # "args_sha256": null is a malformed binding, not an absent one.
+    digest = claims.get("args_sha256", _ABSENT)
+    if digest is _ABSENT:
+        digest = None
+    elif type(digest) is not str or not _DIGEST.fullmatch(digest):
         raise InvalidRequestState("malformed", "claim 'args_sha256' must be 43 base64url characters")
     # Steps 13 to 15: lifetime and time.
     if exp - iat > max_lifetime:

@@ -37,8 +37,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		var batch struct {
 			Jobs []json.RawMessage `json:"jobs"`
 		}
-		if err := strictUnmarshal(stdin, &batch); err != nil || batch.Jobs == nil {
-			return fmt.Errorf(`stdin must be {"jobs": [...]}: %v`, err)
+		if err := strictUnmarshal(stdin, &batch); err != nil {
+			return fmt.Errorf(`stdin must be {"jobs": [...]}: %w`, err)
+		}
+		if batch.Jobs == nil {
+			return errors.New(`stdin must be {"jobs": [...]}: no "jobs" array`)
 		}
 		results := make([]any, len(batch.Jobs))
 		for i, job := range batch.Jobs {

@@ -4,19 +4,21 @@ package main
 // on top of golang-jwt v5.
 //
 // What golang-jwt gives: the signature (its SigningMethod.Verify: HMAC compared in
-// constant time, Ed25519), the algorithm allowlist (WithValidMethods), the time
-// checks iat and exp with leeway (WithIssuedAt, WithExpirationRequired, WithLeeway,
-// WithTimeFunc), and the exact comparisons of iss, sub and aud (WithIssuer,
-// WithSubject, WithAudience).
+// constant time, Ed25519 with the 64-byte length), the time checks iat and exp with
+// leeway (WithIssuedAt, WithExpirationRequired, WithLeeway, WithTimeFunc), and the
+// exact comparisons of iss, sub and aud (WithIssuer, WithSubject, WithAudience). Its
+// WithValidMethods (pinned to the key's alg) and Keyfunc (kid lookup) re-check steps
+// 6, 8 and 9, but its errors do not tell those reasons apart.
 //
 // What this file adds, because golang-jwt does not do it or does it in another
-// order: the size cap, canonical base64url, strict JSON, the header allowlist, an
-// exact typ, the closed claim set with its types (golang-jwt accepts aud arrays and
-// reads exp from "1700000000", 1.7e9 or 1700000000.5), the maximum lifetime, and the
-// argument digest. golang-jwt also decodes the claims before it checks the
-// signature, so a changed payload would come back as ErrTokenMalformed where the
-// profile says bad_signature: step 10 therefore runs first, alone, with the
-// library's own SigningMethod.Verify.
+// order: the size cap, canonical base64url, strict JSON, the header allowlist, the
+// alg/typ/kid checks with their own reason codes (golang-jwt never looks at typ),
+// the closed claim set with its types (golang-jwt accepts aud arrays and reads exp
+// from "1700000000", 1.7e9 or 1700000000.5), the maximum lifetime, and the argument
+// digest. golang-jwt also decodes the claims before it checks the signature, so a
+// changed payload would come back as ErrTokenMalformed where the profile says
+// bad_signature: step 10 therefore runs first, alone, with the library's own
+// SigningMethod.Verify, and the library's full parse comes after step 13.
 
 import (
 	"crypto/sha256"

@@ -33,10 +33,16 @@ const minSecretBytes = 32
 
 var kidPattern = regexp.MustCompile(`^[\x21-\x7e]{1,128}$`)
 
+// maxJWKSDepth bounds key JSON: {"keys": [{...}]} nests three levels, x5c and key_ops add one.
+const maxJWKSDepth = 8
+
 // parseJWK loads one JWK: {"kty": "oct", "k"} for HS256 or {"kty": "OKP", "crv":
 // "Ed25519", "x", "d" (optional)} for EdDSA, with optional "alg", "use" and "kid".
 func parseJWK(raw json.RawMessage) (*key, error) {
 	var jwk map[string]any
+	if err := checkJSON(raw, maxJWKSDepth, false); err != nil {
+		return nil, fmt.Errorf("a JWK is not strict JSON: %w", err)
+	}
 	if err := json.Unmarshal(raw, &jwk); err != nil || jwk == nil {
 		return nil, errors.New("a JWK must be a JSON object")
 	}
@@ -141,6 +147,9 @@ func parseJWK(raw json.RawMessage) (*key, error) {
 func parseJWKS(raw json.RawMessage) (ring, error) {
 	var jwks struct {
 		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := checkJSON(raw, maxJWKSDepth, false); err != nil {
+		return nil, fmt.Errorf("the JWKS is not strict JSON: %w", err)
 	}
 	if err := json.Unmarshal(raw, &jwks); err != nil || len(jwks.Keys) == 0 {
 		return nil, errors.New(`a JWKS must be a JSON object with a non-empty "keys" array`)

@@ -47,7 +47,7 @@ async function main(argv: readonly string[]): Promise<number> {
         throw error;
       }
     }
-    process.stdout.write(JSON.stringify({ results }) + "\n");
+    process.stdout.write(exactJson({ results }) + "\n");
     return 0;
   }
   throw new JobError(USAGE);
@@ -73,6 +73,22 @@ async function readJobs(): Promise<{ jobs: Json[]; numbers: ReturnType<typeof pa
 /** An integer literal (no fraction, no exponent) outside +/-(2^53 - 1). */
 function isUnsafeInteger(text: string): boolean {
   return MAX_SAFE_LITERAL.test(text) && !Number.isSafeInteger(Number(text));
+}
+
+/**
+ * JSON text that every reader reads back as the same values: `JSON.stringify`, except that an integral
+ * double beyond 2^53 - 1 is written in exponent form (2^60 as 1.152921504606847e+18, not as the integer
+ * literal 1152921504606847000, which Python would read as another number).
+ */
+function exactJson(value: Json): string {
+  if (typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    return value.toExponential();
+  }
+  if (Array.isArray(value)) return `[${value.map(exactJson).join(",")}]`;
+  if (isObject(value)) {
+    return `{${Object.entries(value).map(([name, item]) => `${JSON.stringify(name)}:${exactJson(item)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
 }
 
 main(process.argv.slice(2)).then(

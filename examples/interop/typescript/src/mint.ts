@@ -62,16 +62,22 @@ export async function mint(request: MintRequest): Promise<string> {
 }
 
 /**
- * A state every language reads back exactly (section 3.3): finite numbers, well-formed Unicode
- * (JSON.stringify would write a lone surrogate as an escape), at most 32 levels of nesting.
- * Integer literals beyond 2^53 - 1 cannot be seen in a JavaScript value; the caller checks those
- * on the text it read the state from.
+ * A state every language reads back exactly (section 3.3): finite numbers, no integer literal beyond
+ * 2^53 - 1 in what JSON.stringify writes, well-formed Unicode (JSON.stringify would write a lone
+ * surrogate as an escape), at most 32 levels of nesting. Integer literals beyond 2^53 - 1 in the text
+ * the state was read from cannot be seen in a JavaScript value; the caller checks those.
  */
 function checkState(value: Json, depth: number): void {
   if (typeof value === "string") {
     if (!value.isWellFormed()) throw new MintError("the state holds a lone surrogate, which is not valid Unicode");
   } else if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new MintError("the state holds a non-finite number");
+    // JSON.stringify writes an integral double below 1e21 as an integer literal, padding its shortest
+    // digits with zeros (2^60 becomes 1152921504606847000). Beyond 2^53 - 1 that literal names another
+    // integer for every reader that parses integers exactly (Python, serde_json's u64, BigInteger).
+    if (Number.isInteger(value) && !Number.isSafeInteger(value) && Math.abs(value) < 1e21) {
+      throw new MintError("the state holds a number JSON.stringify would write as an integer beyond 2^53 - 1");
+    }
   } else if (value !== null && typeof value === "object") {
     if (depth === MAX_STATE_DEPTH) throw new MintError(`the state nests deeper than ${MAX_STATE_DEPTH} levels`);
     for (const [name, item] of Object.entries(value)) {

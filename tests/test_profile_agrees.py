@@ -62,7 +62,7 @@ def test_the_defaults_and_limits_are_the_profiles() -> None:
     validation = prose("5. Validation")
     assert f"(default {DEFAULT_MAX_LIFETIME} s)" in validation
     assert f"(default 0 s, at most {sealer.MAX_LEEWAY} s)" in validation
-    assert f"(default {DEFAULT_MAX_TOKEN_BYTES} characters)" in validation
+    assert f"(default {DEFAULT_MAX_TOKEN_BYTES} bytes)" in validation
     assert f"the default lifetime is {DEFAULT_TTL} seconds" in prose("4. Minting")
     assert f"nest at most {strict_json.MAX_STATE_DEPTH} levels deep" in prose("3. Token format")
     assert f"nesting at most {strict_json.MAX_TEXT_DEPTH} levels" in validation

@@ -2,7 +2,8 @@
 
 Reading: UTF-8 only (no BOM, no UTF-16 guessing), no duplicate member names at any
 depth, no ``NaN``/``Infinity`` literals, no number literal beyond the range of a double,
-and bounded nesting.
+no integer literal beyond the safe range, no escaped lone surrogate, and bounded nesting:
+what every language reads the same way (I-JSON, RFC 7493).
 Writing: compact UTF-8, and only values that every language reads back exactly
 (I-JSON, RFC 7493): integers within the safe range, finite numbers, valid Unicode.
 """
@@ -41,19 +42,23 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _double_range_int(text: str) -> int:
+def _safe_int(text: str) -> int:
+    # JSON integers have no leading zeros, so more than 16 digits is beyond 2**53 - 1:
+    # refuse before int() spends time on a long literal.
+    if len(text) - text.startswith("-") > 16:
+        raise ValueError("integer literal beyond the safe range +/-(2**53 - 1)")
     value = int(text)
-    # 2**1024 has 309 digits: only then can an integer be beyond a double's range.
-    if len(text) > 308:
-        _finite_float(text)
+    if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        raise ValueError("integer literal beyond the safe range +/-(2**53 - 1)")
     return value
 
 
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 _DECODER: Final = json.JSONDecoder(
     object_pairs_hook=_refuse_duplicates,
     parse_constant=_refuse_constant,
     parse_float=_finite_float,
-    parse_int=_double_range_int,
+    parse_int=_safe_int,
 )
 
 
@@ -67,9 +72,22 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     if raw.count(b"[") + raw.count(b"{") > max_depth and _nests_deeper(raw, max_depth):
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
     try:
-        return _DECODER.decode(raw.decode("utf-8"))
+        value = _DECODER.decode(raw.decode("utf-8"))
     except RecursionError as exc:  # unreachable below the depth limit; kept total
         raise ValueError("JSON nested too deeply") from exc
+    # A lone surrogate can only arrive as a \u escape (strict UTF-8 refuses the
+    # encoded form), so texts without one need no check.
+    if b"\\u" in raw and _has_lone_surrogate(value):
+        raise ValueError("a string holds an escaped lone surrogate, which is not valid Unicode")
+    return value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    try:
+        _ENCODER.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _nests_deeper(raw: bytes, limit: int) -> bool:
@@ -134,9 +152,6 @@ def _check(value: Any, depth: int) -> None:
             f"the state holds a {kind.__name__}, which is not JSON-serialisable; "
             "use dict, list, str, int, float, bool and None only"
         )
-
-
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def dumps(value: Any) -> bytes:

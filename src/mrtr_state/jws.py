@@ -52,13 +52,17 @@ def sign(key: Key, header: str, payload: bytes) -> str:
 def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     """Steps 1 to 3: size cap, three base64url segments, each canonical.
 
-    The size is checked first, on the length alone, so an oversized input costs
-    the same whatever its content.
+    The size is checked first, on the length alone (an ASCII string's length is its
+    size in bytes), so an oversized input costs the same whatever its content.
     """
     if not isinstance(token, str):
         raise InvalidRequestState("malformed", "the token is not a string")
-    if len(token) > max_bytes:
-        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} characters")
+    # The cap counts UTF-8 bytes; a string never has fewer bytes than characters, so
+    # the length alone settles it for every token that is not refused anyway.
+    if len(token) > max_bytes or (
+        not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
+    ):
+        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
     # Deleting every base64url character must leave exactly the two dots: one C-speed
     # pass checks the alphabet and the segment count (a regex costs ten times more).
     if not token.isascii() or token.encode("ascii").translate(None, _ALPHABET) != b"..":

@@ -40,7 +40,7 @@ DEFAULT_MAX_LIFETIME: Final = 600
 DEFAULT_LEEWAY: Final = 0
 #: The largest leeway a verifier may configure, in seconds.
 MAX_LEEWAY: Final = 300
-#: The default size cap of a token, in characters (profile, section 5, step 1).
+#: The default size cap of a token, in bytes of its UTF-8 encoding (profile, section 5, step 1).
 DEFAULT_MAX_TOKEN_BYTES: Final = 8192
 _MIN_TOKEN_BYTES: Final = 512
 _JTI_BYTES: Final = 16
@@ -180,7 +180,7 @@ class StateSealer:
 
     @property
     def max_token_bytes(self) -> int:
-        """The size cap, in characters."""
+        """The size cap, in bytes."""
         return self._max_token_bytes
 
     def seal(
@@ -229,7 +229,7 @@ class StateSealer:
         size = len(header) + 2 + (len(payload) * 4 + 2) // 3 + (SIGNATURE_BYTES[key.alg] * 4 + 2) // 3
         if size > self._max_token_bytes:
             raise ValueError(
-                f"the sealed state would be {size} characters, over the cap of "
+                f"the sealed state would be {size} bytes, over the cap of "
                 f"{self._max_token_bytes}; keep less in requestState"
             )
         return jws.sign(key, header, payload)

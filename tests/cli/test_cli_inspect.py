@@ -47,7 +47,7 @@ def test_inspect_shows_issuer_user_tool_digest_and_dates_in_utc(run: Run, rings:
 def test_inspect_says_how_long_ago_a_token_expired_and_that_it_is_refused(run: Run, rings: Rings) -> None:
     out = run("inspect", seal(rings.ring(rings.hs256)), "--now", str(NOW + 780)).stdout
     assert "expired 3m ago" in out
-    assert "refuses it: expired" in out
+    assert "would refuse it: expired" in out
 
 
 def test_inspect_shows_prompt_and_resource_targets(run: Run, rings: Rings) -> None:
@@ -112,7 +112,7 @@ def test_inspect_names_the_refusal_any_default_verifier_gives_without_a_key(
 ) -> None:
     token = craft(KEY, header, claims)
     out = run("inspect", token, "--now", str(NOW)).stdout
-    assert f"refuses it: {reason}" in out
+    assert f"would refuse it: {reason}" in out
     assert (
         json.loads(run("inspect", token, "--json", "--now", str(NOW)).stdout)["problem"]["reason"] == reason
     )
@@ -142,7 +142,7 @@ def test_inspect_shows_a_lone_surrogate_without_failing(run: Run) -> None:
 def test_inspect_shows_times_the_profile_does_not_allow_as_they_are(run: Run) -> None:
     out = run("inspect", craft(KEY, HEADER, {**CLAIMS, "iat": "yesterday", "exp": 2**60})).stdout
     assert '"yesterday" (iat; not an integer time' in out
-    assert "refuses it: malformed" in out
+    assert "would refuse it: malformed" in out
 
 
 def test_inspect_shows_a_missing_claim_as_missing(run: Run) -> None:

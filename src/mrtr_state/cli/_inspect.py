@@ -114,12 +114,14 @@ def _lines(header: dict[str, Any], claims: dict[str, Any], now: int, problem: An
         lines.extend(f"  {quoted(name)}: {quoted(claims[name])}" for name in others)
     if problem is None:
         lines.append(
-            f"check:      nothing a verifier with default settings (leeway {DEFAULT_LEEWAY} s, "
-            f"max lifetime {DEFAULT_MAX_LIFETIME} s) can check without a key is wrong"
+            "check:      no refusal found without the key "
+            f"(default settings: leeway {DEFAULT_LEEWAY} s, max lifetime {DEFAULT_MAX_LIFETIME} s)"
         )
     else:
-        lines.append(f"check:      a verifier with default settings refuses it: {problem.reason}")
-        lines.append(f"            ({printable(problem.detail)})")
+        detail = f" ({printable(problem.detail)})" if problem.detail else ""
+        lines.append(
+            f"check:      a verifier with default settings would refuse it: {problem.reason}{detail}"
+        )
         lines.append(f"            {REASONS[problem.reason]}")
     return lines
 

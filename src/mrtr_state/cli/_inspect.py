@@ -17,7 +17,7 @@ from mrtr_state.cli._io import read_token
 from mrtr_state.cli._parsing import Parser, epoch_seconds
 from mrtr_state.cli._text import duration, iso_time, json_block, json_line, printable, quoted
 from mrtr_state.cli._token import clock_now, decode, is_time, key_free_problem, target_of
-from mrtr_state.errors import REASONS
+from mrtr_state.errors import REASONS, InvalidRequestState
 from mrtr_state.sealer import DEFAULT_LEEWAY, DEFAULT_MAX_LIFETIME
 
 __all__ = ["NOT_VERIFIED", "register"]
@@ -85,7 +85,9 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _lines(header: dict[str, Any], claims: dict[str, Any], now: int, problem: Any) -> list[str]:
+def _lines(
+    header: dict[str, Any], claims: dict[str, Any], now: int, problem: InvalidRequestState | None
+) -> list[str]:
     lines = [NOT_VERIFIED]
     members = (f"{printable(name)} {quoted(value)}" for name, value in header.items())
     lines.append("header:     " + ", ".join(members))

@@ -57,6 +57,13 @@ BAD_KEY_FILES: dict[str, tuple[bytes, str]] = {
         "two keys",
     ),
     "JSON nested too deeply": (b"[" * 200_000, "nested"),
+    "a duplicate member": (
+        (
+            '{"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "' + GOOD_X + '", "x": "' + GOOD_X + '"}]}'
+        ).encode(),
+        "duplicate",
+    ),
+    "deeper than any JWKS": (b'{"keys": [{"kty": [[[[[[[[[]]]]]]]]]}]}', "nest"),
     "a file over 1 MiB": (b" " * (1 << 20) + b"{}", "larger than 1 MiB"),
 }
 

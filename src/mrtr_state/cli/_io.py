@@ -104,11 +104,14 @@ def load_ring(source: str | None, *, environ: Mapping[str, str] | None = None) -
                 raise CliError(f"no key file given, and {exc}") from None
             raise CliError(f"the keys in {DEFAULT_KEYS_VARIABLE} cannot be used: {exc}") from None
     name = "standard input" if source == STDIO else shown(source)
-    document = parse_json(read_text(source, what="key file"), what=f"the key file {name}")
+    text = read_text(source, what="key file")
+    document = parse_json(text, what=f"the key file {name}")  # says where bad JSON breaks
     try:
+        # The text, not the parsed document, goes to the core: it reads key material
+        # strictly (no duplicate members, bounded nesting), as it does for the variable.
         if isinstance(document, dict) and "keys" not in document and "kty" in document:
-            return Keyring([Key.from_jwk(document)])
-        return Keyring.from_jwks(document)
+            return Keyring([Key.from_jwk(text)])
+        return Keyring.from_jwks(text)
     except KeyringError as exc:
         raise CliError(f"the key file {name} cannot be used: {exc}") from None
 

@@ -20,7 +20,13 @@ from mrtr_state.cli._text import duration, iso_time, json_block, json_line, prin
 from mrtr_state.cli._token import clock_now, decode_header, is_time, readable_claims
 from mrtr_state.errors import InvalidRequestState
 from mrtr_state.keys import DEFAULT_KEYS_VARIABLE, Keyring
-from mrtr_state.sealer import DEFAULT_LEEWAY, DEFAULT_MAX_LIFETIME, DEFAULT_TTL, StateSealer
+from mrtr_state.sealer import (
+    DEFAULT_LEEWAY,
+    DEFAULT_MAX_LIFETIME,
+    DEFAULT_MAX_TOKEN_BYTES,
+    DEFAULT_TTL,
+    StateSealer,
+)
 from mrtr_state.target import audience
 
 __all__ = ["register"]
@@ -64,7 +70,8 @@ def register(commands: argparse._SubParsersAction[Parser]) -> None:
     verify.add_argument(
         "--arguments",
         metavar="JSON",
-        help="the request's arguments object, as JSON (needed when the token binds arguments)",
+        default=None,
+        help="the request's arguments object, as JSON (default: {}, a request without arguments)",
     )
     verify.add_argument(
         "--now",
@@ -85,6 +92,13 @@ def register(commands: argparse._SubParsersAction[Parser]) -> None:
         default=DEFAULT_MAX_LIFETIME,
         metavar="SECONDS",
         help=f"the longest exp - iat accepted (default {DEFAULT_MAX_LIFETIME})",
+    )
+    verify.add_argument(
+        "--max-token-bytes",
+        type=int,
+        default=DEFAULT_MAX_TOKEN_BYTES,
+        metavar="N",
+        help=f"the size cap, in characters (default {DEFAULT_MAX_TOKEN_BYTES})",
     )
     verify.add_argument("--json", action="store_true", help="print one JSON object, for machines")
     verify.set_defaults(run=_verify)
@@ -107,6 +121,7 @@ def _verify(args: argparse.Namespace) -> int:
             ttl=max(1, min(DEFAULT_TTL, args.max_lifetime)),
             max_lifetime=args.max_lifetime,
             leeway=args.leeway,
+            max_token_bytes=args.max_token_bytes,
             clock=lambda: now,
         )
     except (TypeError, ValueError) as exc:
@@ -133,9 +148,9 @@ def _verify(args: argparse.Namespace) -> int:
     return 0
 
 
-def _arguments(text: str | None) -> dict[str, Any] | None:
+def _arguments(text: str | None) -> dict[str, Any]:
     if text is None:
-        return None
+        return {}  # the profile (3.4): a request without arguments has {}
     arguments = parse_json(text, what="--arguments")
     if not isinstance(arguments, dict):
         raise CliError("--arguments must be a JSON object, as in a request's arguments")
@@ -144,7 +159,7 @@ def _arguments(text: str | None) -> dict[str, Any] | None:
 
 def _option_message(message: str) -> str:
     # The core names its keyword arguments; the operator typed options.
-    for name in ("max_lifetime", "leeway", "issuer", "user", "tool", "prompt", "resource"):
+    for name in ("max_token_bytes", "max_lifetime", "leeway", "issuer", "user", "tool", "prompt", "resource"):
         if message.startswith(name + " "):
             return f"--{name.replace('_', '-')}{message[len(name) :]}"
     return message
@@ -193,7 +208,7 @@ def _explain(
     ring: Keyring,
     aud: str,
     now: int,
-    arguments: Mapping[str, Any] | None,
+    arguments: Mapping[str, Any],
 ) -> str | None:
     """What in the token differs from the request, for the reasons where the token shows it.
 
@@ -219,7 +234,7 @@ def _explain(
     if reason == "wrong_tool":
         return f"bound to {quoted(claims.get('aud'))}, not {quoted(aud)}"
     if reason == "wrong_request":
-        return _explain_arguments(claims.get("args_sha256"), arguments)
+        return _explain_arguments(claims.get("args_sha256"), arguments, given=args.arguments is not None)
     return None
 
 
@@ -234,11 +249,10 @@ def _explain_time(reason: str, iat: object, exp: object, *, args: argparse.Names
     return f"expired {duration(now - exp)} ago, at {iso_time(exp)} (--leeway {args.leeway})"
 
 
-def _explain_arguments(bound: object, arguments: Mapping[str, Any] | None) -> str:
-    if arguments is None:
-        return f"bound to arguments with the digest {quoted(bound)}, and no --arguments were given"
+def _explain_arguments(bound: object, arguments: Mapping[str, Any], *, given: bool) -> str:
     try:
-        given = quoted(arguments_digest(arguments))
+        digest = quoted(arguments_digest(arguments))
     except (TypeError, ValueError):
-        given = "none (they cannot be canonicalized)"
-    return f"bound to arguments with the digest {quoted(bound)}; the --arguments given have {given}"
+        digest = "none (they cannot be canonicalized)"
+    which = "the --arguments given have" if given else "without --arguments the request has {}, with"
+    return f"bound to arguments with the digest {quoted(bound)}; {which} {digest}"

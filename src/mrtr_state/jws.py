@@ -18,6 +18,7 @@ from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, Key, Keyring
 __all__ = [
     "HEADER_PARAMETERS",
     "TYP",
+    "check_header",
     "decode_header",
     "decode_payload",
     "decode_unverified",
@@ -86,15 +87,20 @@ def decode_header(segment: str) -> dict[str, Any]:
     return header
 
 
-def key_for_header(header: dict[str, Any], ring: Keyring) -> Key:
-    """Steps 5 to 9: allowlisted parameters, ``alg``, ``typ``, ``kid``, and the key's algorithm."""
+def check_header(header: dict[str, Any]) -> None:
+    """Steps 5 to 7, which need no key: allowlisted parameters, ``alg``, ``typ``."""
     if not HEADER_PARAMETERS.issuperset(header):
         raise InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids")
-    alg = header.get("alg")
-    if alg not in ALGORITHMS:
+    if header.get("alg") not in ALGORITHMS:
         raise InvalidRequestState("unsupported_header", "the header's alg is not HS256 or EdDSA")
     if header.get("typ") != TYP:
         raise InvalidRequestState("wrong_type", f"the header's typ is not exactly {TYP!r}")
+
+
+def key_for_header(header: dict[str, Any], ring: Keyring) -> Key:
+    """Steps 5 to 9: :func:`check_header`, then ``kid`` and the key's algorithm."""
+    check_header(header)
+    alg = header["alg"]
     kid = header.get("kid")
     key = ring.get(kid) if isinstance(kid, str) else None
     if key is None:

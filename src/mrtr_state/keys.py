@@ -431,7 +431,13 @@ class Keyring:
             if isinstance(document, dict) and "keys" in document:
                 return cls.from_jwks(document)
             return cls([Key.from_jwk(document)])
-        return cls([Key.from_secret(_secret_from_text(value, name))])
+        secret = _secret_from_text(value, name)
+        if len(secret) < MIN_SECRET_BYTES:
+            raise KeyringError(
+                f"the environment variable {name} holds a secret of {len(secret)} bytes; HS256 needs "
+                f"at least {MIN_SECRET_BYTES} random bytes: {_KEYGEN_ADVICE}"
+            )
+        return cls([Key.from_secret(secret)])
 
     def public_jwks(self) -> dict[str, list[dict[str, str]]]:
         """The JWKS of the Ed25519 public keys, for verify-only replicas. HS256 secrets are left out."""

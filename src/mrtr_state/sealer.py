@@ -69,7 +69,8 @@ class StateSealer:
     Args:
         ring: the keys; the first signs, every key verifies.
         issuer: this server's identity, written to and required in ``iss``.
-        ttl: lifetime of minted tokens in seconds (default 600).
+        ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
+            when that is shorter).
         max_lifetime: the longest ``exp - iat`` this verifier accepts (default 600;
             at least ``ttl``; raise both together for longer-lived state).
         leeway: seconds of clock skew allowed on ``exp`` and ``iat`` (default 0).
@@ -114,7 +115,7 @@ class StateSealer:
         ring: Keyring,
         *,
         issuer: str,
-        ttl: int = DEFAULT_TTL,
+        ttl: int | None = None,
         max_lifetime: int = DEFAULT_MAX_LIFETIME,
         leeway: int = DEFAULT_LEEWAY,
         max_token_bytes: int = DEFAULT_MAX_TOKEN_BYTES,
@@ -124,8 +125,8 @@ class StateSealer:
     ) -> None:
         if not isinstance(ring, Keyring):
             raise TypeError(f"ring must be a Keyring, not {type(ring).__name__}")
-        ttl = _positive_int("ttl", ttl, 1)
         max_lifetime = _positive_int("max_lifetime", max_lifetime, 1)
+        ttl = _positive_int("ttl", min(DEFAULT_TTL, max_lifetime) if ttl is None else ttl, 1)
         if ttl > max_lifetime:
             raise ValueError(f"ttl ({ttl} s) must not exceed max_lifetime ({max_lifetime} s)")
         if not callable(clock) or not callable(entropy):

@@ -24,7 +24,6 @@ from mrtr_state.sealer import (
     DEFAULT_LEEWAY,
     DEFAULT_MAX_LIFETIME,
     DEFAULT_MAX_TOKEN_BYTES,
-    DEFAULT_TTL,
     StateSealer,
 )
 from mrtr_state.target import audience
@@ -117,8 +116,6 @@ def _verify(args: argparse.Namespace) -> int:
         sealer = StateSealer(
             ring,
             issuer=args.issuer,
-            # A verifier never mints, but a sealer's ttl may not exceed its max_lifetime.
-            ttl=max(1, min(DEFAULT_TTL, args.max_lifetime)),
             max_lifetime=args.max_lifetime,
             leeway=args.leeway,
             max_token_bytes=args.max_token_bytes,

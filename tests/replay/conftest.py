@@ -1,0 +1,54 @@
+"""Fixtures of the replay tests: a clock the test moves, and a redis-server per test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis_harness import MISSING_CLIENT, RedisServer, redis_server_executable, unavailable
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: float = 1_767_225_600.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def start_redis(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
+    """Start redis-servers for this test (``start_redis(password=...)``); all stop at its end."""
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        unavailable(MISSING_CLIENT)
+    executable = redis_server_executable()
+    servers: list[RedisServer] = []
+
+    def start(**options: Any) -> RedisServer:
+        directory = tmp_path / f"redis-{len(servers)}"
+        directory.mkdir()
+        server = RedisServer(executable, directory, **options)
+        servers.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def redis_server(start_redis: Callable[..., RedisServer]) -> RedisServer:
+    """A fresh, empty redis-server on a free loopback port, stopped after the test."""
+    return start_redis()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_harness import MISSING_CLIENT, RedisServer, redis_server_executable, unavailable
+from redis_harness import RedisServer, redis_server_executable, require_redis_client
 
 
 class Clock:
@@ -28,10 +28,7 @@ def clock() -> Clock:
 @pytest.fixture
 def start_redis(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
     """Start redis-servers for this test (``start_redis(password=...)``); all stop at its end."""
-    try:
-        import redis  # noqa: F401
-    except ImportError:
-        unavailable(MISSING_CLIENT)
+    require_redis_client()
     executable = redis_server_executable()
     servers: list[RedisServer] = []
 

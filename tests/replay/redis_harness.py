@@ -31,7 +31,15 @@ def unavailable(message: str) -> NoReturn:
     """Skip locally, fail under CI: a CI run must never skip for a missing tool."""
     if os.environ.get("CI") == "true":
         pytest.fail(message)
-    pytest.skip(message)
+    pytest.skip(message, allow_module_level=True)
+
+
+def require_redis_client() -> None:
+    """Skip (locally) or fail (CI) the calling test module when the redis client is missing."""
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        unavailable(MISSING_CLIENT)
 
 
 def redis_server_executable() -> str:

@@ -342,3 +342,29 @@ def test_a_bad_url_is_a_value_error_that_does_not_repeat_it(url: str) -> None:
             make(url)
         assert WRONG not in str(caught.value)
         assert WRONG not in "".join(traceback.format_exception(caught.value))
+
+
+def test_the_stores_need_only_set_on_their_prefix(redis_server: RedisServer) -> None:
+    # The least-privilege ACL docs/single-use.md recommends.
+    admin = redis_server.admin()
+    admin.execute_command("ACL", "SETUSER", "mrtr", "on", ">pw-of-mrtr", "~mrtr-state:jti:*", "-@all", "+set")
+    admin.close()
+    url = f"redis://mrtr:pw-of-mrtr@127.0.0.1:{redis_server.port}/0"
+    with RedisReplayStore.from_url(url) as store:
+        sealer = StateSealer(Keyring.generate("EdDSA"), issuer=ISSUER, replay_store=store)
+        token = sealer.seal(STATE, **REQUEST)
+        assert sealer.open(token, **REQUEST, consume=True) == STATE
+        assert reason_of(lambda: sealer.open(token, **REQUEST, consume=True)) == "replayed"
+
+    async def run() -> Any:
+        async with AsyncRedisReplayStore.from_url(url) as store:
+            sealer = StateSealer(Keyring.generate("EdDSA"), issuer=ISSUER, replay_store=store)
+            return await sealer.open_async(sealer.seal(STATE, **REQUEST), **REQUEST, consume=True)
+
+    assert asyncio.run(run()) == STATE
+    with (
+        RedisReplayStore.from_url(url, prefix="other:") as elsewhere,
+        pytest.raises(ReplayStoreError) as caught,
+    ):
+        elsewhere.redeem("k", expires_at=int(time.time()) + 60)
+    assert str(caught.value) == "Redis refused the redemption (NoPermissionError)"

@@ -186,6 +186,11 @@ class StateSealer:
         """The size cap, in characters."""
         return self._max_token_bytes
 
+    @property
+    def replay_store(self) -> ReplayStore | AsyncReplayStore | None:
+        """The store ``consume=True`` redeems in, or ``None`` (then ``consume=True`` is an error)."""
+        return self._replay_store
+
     def seal(
         self,
         state: Any,

@@ -328,3 +328,9 @@ def test_cancelling_open_async_cancels_it_and_never_opens(clock: Clock) -> None:
             await task
 
     asyncio.run(cancel())
+
+
+def test_the_sealer_shows_its_replay_store(clock: Clock) -> None:
+    store = MemoryReplayStore(clock=clock)
+    assert sealer_with(store, clock).replay_store is store
+    assert StateSealer(Keyring.generate("HS256"), issuer=ISSUER).replay_store is None

@@ -1,7 +1,8 @@
 """Strict JSON for token segments (profile, sections 3.3 and 5).
 
 Reading: UTF-8 only (no BOM, no UTF-16 guessing), no duplicate member names at any
-depth, no ``NaN``/``Infinity`` literals, no number literal that overflows a double.
+depth, no ``NaN``/``Infinity`` literals, no number literal beyond the range of a double,
+and bounded nesting.
 Writing: compact UTF-8, and only values that every language reads back exactly
 (I-JSON, RFC 7493): integers within the safe range, finite numbers, valid Unicode.
 """
@@ -36,7 +37,15 @@ def _refuse_constant(name: str) -> NoReturn:
 def _finite_float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
-        raise ValueError("number literal out of range")
+        raise ValueError("number literal beyond the range of a double")
+    return value
+
+
+def _double_range_int(text: str) -> int:
+    value = int(text)
+    # 2**1024 has 309 digits: only then can an integer be beyond a double's range.
+    if len(text) > 308:
+        _finite_float(text)
     return value
 
 
@@ -44,6 +53,7 @@ _DECODER: Final = json.JSONDecoder(
     object_pairs_hook=_refuse_duplicates,
     parse_constant=_refuse_constant,
     parse_float=_finite_float,
+    parse_int=_double_range_int,
 )
 
 

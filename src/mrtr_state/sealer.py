@@ -4,6 +4,9 @@
 :mod:`~mrtr_state.jws` for the compact serialization and header, and
 :mod:`~mrtr_state.claims` for the claim set. It holds configuration only, so one
 sealer can be shared by every thread of a server.
+
+It implements rule AGT-18 of the Agent Wranglers agents-as-users playbook:
+https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state
 """
 
 from __future__ import annotations

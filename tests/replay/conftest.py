@@ -1,4 +1,4 @@
-"""Fixtures of the replay tests: a clock the test moves, and a redis-server per test."""
+"""Fixtures of the replay tests: a redis-server per test (the clock comes from tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_harness import RedisServer, redis_server_executable, require_redis_client
 
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, now: float = 1_767_225_600.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
+from tests.replay.redis_harness import RedisServer, redis_server_executable, require_redis_client
 
 
 @pytest.fixture

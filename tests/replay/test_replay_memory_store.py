@@ -6,10 +6,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import Clock
 
 from mrtr_state import MemoryReplayStore, ReplayStore, ReplayStoreError
 from mrtr_state.replay import DEFAULT_MAX_ENTRIES, replay_key
+from tests.conftest import Clock
 
 ISSUER = "https://files.example.com"
 

@@ -14,14 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from redis_harness import RedisServer, require_redis_client
+
+from tests.replay.redis_harness import RedisServer, require_redis_client
 
 require_redis_client()
 
-from replay_workers import redeem_in_threads  # noqa: E402
-
 from mrtr_state import InvalidRequestState, Keyring, StateSealer  # noqa: E402
 from mrtr_state.replay_redis import AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
+from tests.replay.replay_workers import redeem_in_threads  # noqa: E402
 
 ISSUER = "https://files.example.com"
 REQUEST: dict[str, Any] = {"user": "alice", "tool": "pay", "arguments": {"amount": 100}}

@@ -11,7 +11,8 @@ import time
 from typing import Any
 
 import pytest
-from redis_harness import RedisServer, require_redis_client
+
+from tests.replay.redis_harness import RedisServer, require_redis_client
 
 require_redis_client()
 

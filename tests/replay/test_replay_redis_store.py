@@ -9,15 +9,16 @@ import traceback
 from typing import Any
 
 import pytest
-from conftest import Clock
-from redis_harness import RedisServer, require_redis_client
+
+from tests.conftest import Clock
+from tests.replay.redis_harness import RedisServer, require_redis_client
 
 require_redis_client()
 
 import redis  # noqa: E402
 import redis.asyncio  # noqa: E402
 
-from mrtr_state import (  # noqa: E402  # noqa: E402
+from mrtr_state import (  # noqa: E402
     AsyncReplayStore,
     InvalidRequestState,
     Keyring,

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-from conftest import Clock
 
 from mrtr_state import (
     AsyncReplayStore,
@@ -21,6 +20,7 @@ from mrtr_state import (
     jws,
 )
 from mrtr_state.replay import replay_key
+from tests.conftest import Clock
 
 ISSUER = "https://files.example.com"
 REQUEST: dict[str, Any] = {"user": "alice", "tool": "deploy", "arguments": {"env": "prod"}}

@@ -2,7 +2,7 @@
 
 Signing, binding and a short lifetime stop tampering and cross-user or
 cross-request reuse, but not a second use of the same token within its lifetime
-(profile, section 8.4). A server that needs at-most-once (a person's yes on a risky
+(profile, section 9.5, step 20). A server that needs at-most-once (a person's yes on a risky
 action, a payment) opens with ``consume=True`` and a store that remembers each
 token's id until no verifier would accept the token any more.
 
@@ -82,7 +82,7 @@ def is_async_store(store: object) -> bool:
 
 
 def replay_key(issuer: str, jti: str) -> str:
-    """The store key of a token: its ``jti`` scoped by its ``iss`` (profile, 8.4).
+    """The store key of a token: its ``jti`` scoped by its ``iss`` (profile, section 9.5).
 
     ``jti`` holds base64url characters only, so the last ``#`` separates the two
     and no two (issuer, jti) pairs share a key.

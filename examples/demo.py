@@ -72,8 +72,9 @@ def describe(result: Any) -> str:
         return f"JSON-RPC error {result.code}: {result.message!r} data={json.dumps(result.data)}"
     if isinstance(result, InputRequiredResult):
         asked = ", ".join(
-            f"{key}: {request.params.message!r}" for key, request in (result.input_requests or {}).items()
-        )  # type: ignore[union-attr]
+            f"{key}: {getattr(request.params, 'message', request.method)!r}"
+            for key, request in (result.input_requests or {}).items()
+        )
         return f"input_required, asking {asked}"
     text = " ".join(getattr(block, "text", "") for block in result.content)
     if result.is_error:
@@ -111,7 +112,12 @@ def example_server() -> Iterator[Server]:
             stdout = process.stdout
             if stdout is None:
                 raise ServerStartError("no standard output to read the URL from")
-            threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+
+            def pump() -> None:
+                for line in stdout:
+                    lines.put(line)
+
+            threading.Thread(target=pump, daemon=True).start()
             try:
                 first = lines.get(timeout=60)
             except queue.Empty:
@@ -177,6 +183,7 @@ class Demo:
             sent += f" requestState {short(state)}"
         say(sent, 3)
         async with as_user(self.url, user) as client:
+            result: Any
             try:
                 result = await client.session.call_tool(
                     tool, arguments, allow_input_required=True, request_state=state, input_responses=responses
@@ -234,6 +241,7 @@ async def run(demo: Demo) -> None:
 
     async def person(context: Any, params: Any) -> ElicitResult:
         questions.append(params.message)
+        reply: dict[str, str | int | float | bool | list[str] | None]
         if "When do you want to fly" in params.message:
             reply = {"depart": "2026-12-12", "return": "2026-12-19"}
         else:

@@ -19,6 +19,7 @@ from typing import Final
 import uvicorn
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from pydantic import AnyHttpUrl
 
 from mrtr_state import Keyring, KeyringError, MemoryReplayStore, StateSealer, audience
 from mrtr_state.mcp import StateBoundary, ToolRefusal
@@ -54,7 +55,9 @@ def build_server(
         instructions="Delete branches (after the person confirms) and book trips.",
         token_verifier=StaticTokenVerifier(tokens),
         auth=AuthSettings(
-            issuer_url="https://auth.example.com", resource_server_url=None, required_scopes=[SCOPE]
+            issuer_url=AnyHttpUrl("https://auth.example.com"),
+            resource_server_url=None,
+            required_scopes=[SCOPE],
         ),
         log_level="WARNING",
     )

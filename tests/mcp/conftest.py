@@ -124,7 +124,12 @@ def example_server(
             lines: queue.Queue[str] = queue.Queue()
             assert process.stdout is not None
             stdout = process.stdout
-            threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+
+            def pump() -> None:
+                for line in stdout:
+                    lines.put(line)
+
+            threading.Thread(target=pump, daemon=True).start()
             try:
                 first = lines.get(timeout=timeout)
             except queue.Empty:

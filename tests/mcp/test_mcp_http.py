@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from conftest import EXAMPLES, RunningServer, example_server, http_client, one_byte_changed
+from conftest import EXAMPLES, TOKEN_OF, RunningServer, example_server, http_client, one_byte_changed
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ElicitResult, InputRequiredResult
 
@@ -231,3 +231,38 @@ def test_without_keys_the_server_says_how_to_set_them_and_exits() -> None:
 def test_a_dev_key_says_loudly_that_it_is_ephemeral(server: RunningServer) -> None:
     assert "EPHEMERAL" in server.log()
     assert "Development only" in server.log()
+
+
+@pytest.mark.parametrize(
+    ("request_state", "reason"),
+    [(42, "malformed"), ({"forged": True}, "malformed"), ("x" * 100_000, "too_large"), ("", "malformed")],
+)
+def test_a_request_state_that_is_not_a_token_is_refused_not_crashed(
+    server: RunningServer, request_state: Any, reason: str
+) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "delete_branch",
+            "arguments": branch("old-feature"),
+            "requestState": request_state,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            },
+        },
+    }
+    headers = {
+        "Authorization": f"Bearer {TOKEN_OF['alice']}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "delete_branch",
+    }
+    response = httpx2.post(server.url, json=body, headers=headers, timeout=30)
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert result["_meta"][REASON_META_KEY] == reason

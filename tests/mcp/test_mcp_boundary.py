@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 import anyio
 import pytest
-from conftest import Clock, as_user, never_asked, one_byte_changed
 from mcp.client import Client
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
@@ -28,6 +27,7 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
+from conftest import Clock, as_user, never_asked, one_byte_changed
 from mrtr_state import Keyring, MemoryReplayStore, StateSealer, decode_unverified
 from mrtr_state.mcp import REASON_META_KEY, StateBoundary, input_required, read_retry
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import example_server, missing_tool, which
 
 SUITE = Path(__file__).resolve().parent / "conformance"

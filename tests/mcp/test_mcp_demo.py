@@ -8,6 +8,7 @@ import sys
 from types import ModuleType
 
 import pytest
+
 from conftest import EXAMPLES, example_server
 
 REASONS_SHOWN = ["bad_signature", "wrong_user", "wrong_tool", "wrong_request", "replayed", "expired"]

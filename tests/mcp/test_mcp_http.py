@@ -12,10 +12,10 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from conftest import EXAMPLES, TOKEN_OF, RunningServer, example_server, http_client, one_byte_changed
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ElicitResult, InputRequiredResult
 
+from conftest import EXAMPLES, TOKEN_OF, RunningServer, example_server, http_client, one_byte_changed
 from mrtr_state import Keyring, decode_unverified
 from mrtr_state.mcp import REASON_META_KEY
 

@@ -12,12 +12,12 @@ from typing import Any
 import anyio
 import jwt
 import pytest
-from conftest import Clock, as_user, never_asked, one_byte_changed
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ElicitResult, InputRequiredResult
 from server.app import build_server
 
+from conftest import Clock, as_user, never_asked, one_byte_changed
 from mrtr_state import Keyring, MemoryReplayStore, StateSealer, decode_unverified
 from mrtr_state.mcp import REASON_META_KEY
 

@@ -40,7 +40,7 @@ const maxJWKSDepth = 8
 // "Ed25519", "x", "d" (optional)} for EdDSA, with optional "alg", "use" and "kid".
 func parseJWK(raw json.RawMessage) (*key, error) {
 	var jwk map[string]any
-	if err := checkJSON(raw, maxJWKSDepth, false); err != nil {
+	if err := checkJSON(raw, maxJWKSDepth); err != nil {
 		return nil, fmt.Errorf("a JWK is not strict JSON: %w", err)
 	}
 	if err := json.Unmarshal(raw, &jwk); err != nil || jwk == nil {
@@ -148,7 +148,7 @@ func parseJWKS(raw json.RawMessage) (ring, error) {
 	var jwks struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
-	if err := checkJSON(raw, maxJWKSDepth, false); err != nil {
+	if err := checkJSON(raw, maxJWKSDepth); err != nil {
 		return nil, fmt.Errorf("the JWKS is not strict JSON: %w", err)
 	}
 	if err := json.Unmarshal(raw, &jwks); err != nil || len(jwks.Keys) == 0 {

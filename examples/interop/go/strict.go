@@ -7,7 +7,8 @@ package main
 //   - encoding/base64 skips CR and LF anywhere in its input, even in Strict mode, so
 //     the alphabet is checked here first;
 //   - encoding/json keeps the last of two duplicate member names, replaces invalid
-//     UTF-8 with U+FFFD, and accepts nesting up to 10000 levels.
+//     UTF-8 and escaped lone surrogates with U+FFFD, accepts nesting up to 10000
+//     levels, and reads integer literals of any size.
 
 import (
 	"bytes"
@@ -50,10 +51,11 @@ const maxSafeInteger = 1<<53 - 1
 // checkJSON refuses JSON text that the profile does not accept, before anything
 // unmarshals it: invalid UTF-8, a byte order mark, a syntax error (NaN and Infinity
 // included), a duplicate member name at any depth, a number beyond the range of a
-// double, arrays and objects nested deeper than maxDepth, or content after the value.
-// With safeIntegers, an integer literal must also lie within +/-(2^53 - 1) (I-JSON;
-// used for a state about to be minted).
-func checkJSON(raw []byte, maxDepth int, safeIntegers bool) error {
+// double, an integer literal beyond +/-(2^53 - 1), an escaped lone surrogate, arrays
+// and objects nested deeper than maxDepth, or content after the value. Past the
+// syntax, these are the I-JSON rules (RFC 7493): what passes reads as the same values
+// in every language.
+func checkJSON(raw []byte, maxDepth int) error {
 	if !utf8.Valid(raw) {
 		return errors.New("not valid UTF-8")
 	}
@@ -101,9 +103,9 @@ func checkJSON(raw []byte, maxDepth int, safeIntegers bool) error {
 			if _, err := strconv.ParseFloat(string(t), 64); err != nil {
 				return errors.New("a number beyond the range of a double")
 			}
-			if safeIntegers && isIntegerLiteral(string(t)) {
+			if isIntegerLiteral(string(t)) {
 				if v, err := strconv.ParseInt(string(t), 10, 64); err != nil || v > maxSafeInteger || v < -maxSafeInteger {
-					return errors.New("an integer outside +/-(2^53 - 1)")
+					return errors.New("an integer literal outside +/-(2^53 - 1)")
 				}
 			}
 		}
@@ -112,10 +114,48 @@ func checkJSON(raw []byte, maxDepth int, safeIntegers bool) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("content after the JSON value")
 	}
+	// The decoder has turned every escaped lone surrogate into U+FFFD, as it does a
+	// real U+FFFD, so the escapes are read from the text itself.
+	if hasLoneSurrogateEscape(raw) {
+		return errors.New("an escaped lone surrogate, which is not valid Unicode")
+	}
 	return nil
 }
 
 // isIntegerLiteral tells whether a JSON number literal is written without fraction or exponent.
 func isIntegerLiteral(number string) bool {
 	return number != "" && bytes.IndexAny([]byte(number), ".eE") < 0
+}
+
+// hasLoneSurrogateEscape tells whether valid JSON text has a \u escape of a surrogate
+// that is not a high surrogate directly followed by an escaped low one (the only
+// way to write a character beyond the BMP with escapes). Outside strings valid JSON
+// has no backslash, so the text needs no tokenizing.
+func hasLoneSurrogateEscape(raw []byte) bool {
+	high := false // the previous escape was a high surrogate, waiting for its low half
+	for i := 0; i < len(raw); i++ {
+		unit := rune(-1) // not a \u escape
+		if raw[i] == '\\' {
+			if raw[i+1] == 'u' {
+				v, _ := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+				unit = rune(v)
+				i += 5
+			} else {
+				i++ // a one-letter escape, \\ included
+			}
+		}
+		isLow := 0xDC00 <= unit && unit <= 0xDFFF
+		switch {
+		case high:
+			if !isLow {
+				return true
+			}
+			high = false
+		case isLow:
+			return true
+		case 0xD800 <= unit && unit <= 0xDBFF:
+			high = true
+		}
+	}
+	return high
 }

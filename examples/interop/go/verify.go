@@ -29,7 +29,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gowebpki/jcs"
@@ -57,7 +56,7 @@ type verifier struct {
 	issuer        string
 	maxLifetime   int64 // seconds
 	leeway        int64 // seconds
-	maxTokenBytes int   // characters
+	maxTokenBytes int   // bytes of the token's UTF-8 encoding
 }
 
 // request is what the retry being served says: who, what, with which arguments, when.
@@ -81,9 +80,9 @@ var (
 // is a *refusal; any other error means this program disagrees with golang-jwt about
 // a token and is reported as a failure, never as a verdict.
 func (v *verifier) verify(token string, req request) (json.RawMessage, error) {
-	// Step 1. Size, on the length alone, counted in characters (the byte length
-	// bounds the character count, so most tokens are never counted).
-	if len(token) > v.maxTokenBytes && utf8.RuneCountInString(token) > v.maxTokenBytes {
+	// Step 1. Size, counted in bytes of the UTF-8 encoding: a Go string is those
+	// bytes, so its length is the count.
+	if len(token) > v.maxTokenBytes {
 		return nil, refuse("too_large", "the token is longer than the size cap")
 	}
 	// Step 2. Three non-empty segments of the base64url alphabet.
@@ -106,7 +105,7 @@ func (v *verifier) verify(token string, req request) (json.RawMessage, error) {
 	}
 	// Step 4. The header is strict JSON and an object.
 	var header map[string]any
-	if checkJSON(decoded[0], maxTextDepth, false) != nil || json.Unmarshal(decoded[0], &header) != nil || header == nil {
+	if checkJSON(decoded[0], maxTextDepth) != nil || json.Unmarshal(decoded[0], &header) != nil || header == nil {
 		return nil, refuse("malformed", "the header is not a strict JSON object")
 	}
 	// Step 5. No header parameter but alg, typ and kid (golang-jwt ignores the others).
@@ -136,7 +135,7 @@ func (v *verifier) verify(token string, req request) (json.RawMessage, error) {
 	}
 	// Step 11. The claims are strict JSON and an object.
 	var claims map[string]json.RawMessage
-	if checkJSON(decoded[1], maxTextDepth, false) != nil || json.Unmarshal(decoded[1], &claims) != nil || claims == nil {
+	if checkJSON(decoded[1], maxTextDepth) != nil || json.Unmarshal(decoded[1], &claims) != nil || claims == nil {
 		return nil, refuse("malformed", "the claims are not a strict JSON object")
 	}
 	// Step 12. The claim set is closed, complete and well typed.

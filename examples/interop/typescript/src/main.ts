@@ -12,13 +12,12 @@
 import { JobError, readMintJob, readVerifyJob } from "./jobs.js";
 import { KeyError } from "./keys.js";
 import { MintError, mint } from "./mint.js";
-import { JsonError, isObject, parseStrictJson, type Json } from "./strict-json.js";
+import { JsonError, isObject, isUnsafeIntegerLiteral, parseStrictJson, type Json } from "./strict-json.js";
 import { checkVectors } from "./vectors.js";
 import { verify } from "./verify.js";
 
 const USAGE = "usage: node dist/main.js vectors <dir> | verify | mint   (verify and mint read jobs on stdin)";
 const MAX_INPUT_DEPTH = 256;
-const MAX_SAFE_LITERAL = /^-?(?:0|[1-9][0-9]*)$/;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -35,7 +34,7 @@ async function main(argv: readonly string[]): Promise<number> {
           results.push(await verify(token, ring, request, policy));
         } else {
           const unsafe = numbers.filter(
-            (n) => n.path[0] === "jobs" && n.path[1] === index && isUnsafeInteger(n.text),
+            (n) => n.path[0] === "jobs" && n.path[1] === index && isUnsafeIntegerLiteral(n.text),
           );
           const request = await readMintJob(job, unsafe.map((n) => ({ path: n.path.slice(2), text: n.text })));
           results.push({ token: await mint(request) });
@@ -59,7 +58,9 @@ async function readJobs(): Promise<{ jobs: Json[]; numbers: ReturnType<typeof pa
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   let parsed: ReturnType<typeof parseStrictJson>;
   try {
-    parsed = parseStrictJson(Buffer.concat(chunks), MAX_INPUT_DEPTH);
+    // Not I-JSON: a request's arguments may hold integers beyond 2^53 (RFC 8785 reads them as the nearest
+    // double), and a token to verify may hold anything; a mint job's state is checked in readMintJob.
+    parsed = parseStrictJson(Buffer.concat(chunks), { maxDepth: MAX_INPUT_DEPTH, iJson: false });
   } catch (error) {
     if (error instanceof JsonError) throw new JobError(`stdin is not strict JSON: ${error.message}`);
     throw error;
@@ -68,11 +69,6 @@ async function readJobs(): Promise<{ jobs: Json[]; numbers: ReturnType<typeof pa
     throw new JobError('stdin must be a JSON object {"jobs": [...]}');
   }
   return { jobs: parsed.value.jobs, numbers: parsed.numbers };
-}
-
-/** An integer literal (no fraction, no exponent) outside +/-(2^53 - 1). */
-function isUnsafeInteger(text: string): boolean {
-  return MAX_SAFE_LITERAL.test(text) && !Number.isSafeInteger(Number(text));
 }
 
 /**

@@ -56,7 +56,8 @@ export async function mint(request: MintRequest): Promise<string> {
     .setJti(request.jti ?? b64.encode(crypto.getRandomValues(new Uint8Array(16))))
     .sign(key.material);
   if (token.length > DEFAULT_MAX_TOKEN_BYTES) {
-    throw new MintError(`the token would be longer than ${DEFAULT_MAX_TOKEN_BYTES} characters; keep less in the state`);
+    // The token is ASCII, so its length is its size in bytes.
+    throw new MintError(`the token would be longer than ${DEFAULT_MAX_TOKEN_BYTES} bytes; keep less in the state`);
   }
   return token;
 }

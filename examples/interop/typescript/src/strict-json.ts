@@ -7,6 +7,10 @@
  * apart afterwards. This reader accepts exactly RFC 8259 JSON in UTF-8, and refuses:
  * invalid UTF-8 and a byte order mark, duplicate member names at any depth, `NaN`/`Infinity`,
  * number literals beyond the range of a double (`1e400`), and nesting deeper than a limit.
+ * With `iJson` (token segments) it also refuses what I-JSON (RFC 7493) forbids and `JSON.parse`
+ * lets through: an integer literal beyond +/-(2^53 - 1), which `JSON.parse` silently rounds to
+ * another integer (12345678901234567890 becomes 12345678901234567000), and a `\u` escape of a lone
+ * surrogate, which `JSON.parse` keeps in the string.
  * It returns the value (numbers as doubles, as `JSON.parse` would) and the text of every number
  * literal with its path, for the checks that depend on how a number was written.
  */
@@ -49,15 +53,26 @@ const ESCAPES: Readonly<Record<string, string>> = {
   t: "\t",
 };
 
-/** Parse one strict JSON text from UTF-8 bytes; arrays and objects nest `maxDepth` levels at most. */
-export function parseStrictJson(bytes: Uint8Array, maxDepth: number): ParsedJson {
+/** How strictly to read: arrays and objects nest `maxDepth` levels at most; `iJson` adds the I-JSON rules. */
+export interface StrictOptions {
+  readonly maxDepth: number;
+  readonly iJson: boolean;
+}
+
+/** Parse one strict JSON text from UTF-8 bytes. */
+export function parseStrictJson(bytes: Uint8Array, options: StrictOptions): ParsedJson {
   let text: string;
   try {
     text = UTF8.decode(bytes);
   } catch {
     throw new JsonError("not valid UTF-8");
   }
-  return new Reader(text, maxDepth).document();
+  return new Reader(text, options).document();
+}
+
+/** Whether a JSON number literal is an integer literal (no fraction, no exponent) beyond +/-(2^53 - 1). */
+export function isUnsafeIntegerLiteral(text: string): boolean {
+  return !/[.eE]/.test(text) && !Number.isSafeInteger(Number(text));
 }
 
 /** Whether `value` is a JSON object (not an array, not null). */
@@ -72,7 +87,7 @@ class Reader {
 
   constructor(
     private readonly text: string,
-    private readonly maxDepth: number,
+    private readonly options: StrictOptions,
   ) {}
 
   document(): ParsedJson {
@@ -164,6 +179,8 @@ class Reader {
     }
     out += this.text.slice(start, this.at);
     this.at++; // the closing quote
+    // The text was valid UTF-8, so a lone surrogate can only have come from a \u escape.
+    if (this.options.iJson && !out.isWellFormed()) this.fail("escaped lone surrogate, not valid Unicode");
     return out;
   }
 
@@ -189,6 +206,7 @@ class Reader {
     const text = match[0];
     const value = Number(text);
     if (!Number.isFinite(value)) this.fail("number literal beyond the range of a double");
+    if (this.options.iJson && isUnsafeIntegerLiteral(text)) this.fail("integer literal beyond +/-(2^53 - 1)");
     this.at += text.length;
     this.numbers.push({ path: [...this.path], text });
     return value;
@@ -201,7 +219,7 @@ class Reader {
   }
 
   private enter(depth: number): void {
-    if (depth > this.maxDepth) this.fail(`nested deeper than ${this.maxDepth} levels`);
+    if (depth > this.options.maxDepth) this.fail(`nested deeper than ${this.options.maxDepth} levels`);
     this.at++; // the opening bracket
   }
 

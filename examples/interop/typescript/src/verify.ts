@@ -6,8 +6,9 @@
  * does not do it or does it differently:
  * - steps 1 to 8 come before the signature and need reason codes jose does not distinguish
  *   (its `typ` option also ignores case and an `application/` prefix, step 7 compares exactly);
- * - steps 11 and 12 need the raw claims text: jose reads it with `JSON.parse`, which keeps the
- *   last of two duplicate members and reads `1767226140.0` as an integer;
+ * - steps 4, 11 and 12 need the raw text: jose reads it with `JSON.parse`, which keeps the last of
+ *   two duplicate members, reads `1767226140.0` as an integer, rounds an integer literal beyond
+ *   2^53 - 1 to another integer, and keeps an escaped lone surrogate;
  * - steps 13 to 15 are integer comparisons made here: jose has no maximum lifetime, checks `exp`
  *   only after `iss`, `sub` and `aud` (the profile checks the times first), checks `iat` only
  *   through `maxTokenAge`, and takes its clock as a `Date`, which ends at 8.64e12 s while a
@@ -76,9 +77,12 @@ function refuse(reason: Reason, detail: string): never {
 }
 
 async function validate(token: unknown, ring: Ring, request: Request, policy: Policy): Promise<Json> {
-  // 1. Size, on the length alone, before any decoding.
+  // 1. Size, in bytes of the UTF-8 encoding, before any decoding. A string never has more UTF-16 code
+  // units than UTF-8 bytes, so `length` alone refuses most oversized input without counting.
   if (typeof token !== "string") refuse("malformed", "the token is not a string");
-  if (longerThan(token, policy.maxTokenBytes)) refuse("too_large", "the token is longer than the size cap");
+  if (token.length > policy.maxTokenBytes || Buffer.byteLength(token, "utf8") > policy.maxTokenBytes) {
+    refuse("too_large", "the token is longer than the size cap");
+  }
 
   // 2. Three non-empty segments of the base64url alphabet.
   const segments = token.split(".");
@@ -89,7 +93,7 @@ async function validate(token: unknown, ring: Ring, request: Request, policy: Po
   if (!segments.every(b64.isCanonical)) refuse("malformed", "a segment is not canonical base64url");
   const [headerSegment = "", payloadSegment = ""] = segments;
 
-  // 4. The header is a strict JSON object.
+  // 4. The header is a strict JSON object (I-JSON: safe integers, no escaped lone surrogate).
   const header = strictObject(headerSegment, "header").value as { [name: string]: Json };
   // 5. Only alg, typ and kid: jose ignores unknown parameters (and understands crit, b64, ...).
   if (!Object.keys(header).every((name) => HEADER_PARAMETERS.includes(name))) {
@@ -130,7 +134,8 @@ async function validate(token: unknown, ring: Ring, request: Request, policy: Po
     }
   }
 
-  // 11. The claims are a strict JSON object (no duplicates at any depth, inside state too).
+  // 11. The claims are a strict JSON object (no duplicates, unsafe integers or escaped lone surrogates
+  // at any depth, inside state too).
   const parsed = strictObject(payloadSegment, "claims");
   const claims = parsed.value as { [name: string]: Json };
 
@@ -172,7 +177,7 @@ async function validate(token: unknown, ring: Ring, request: Request, policy: Po
 function strictObject(segment: string, what: string): ParsedJson {
   let parsed: ParsedJson;
   try {
-    parsed = parseStrictJson(b64.decode(segment), MAX_TEXT_DEPTH);
+    parsed = parseStrictJson(b64.decode(segment), { maxDepth: MAX_TEXT_DEPTH, iJson: true });
   } catch {
     refuse("malformed", `the ${what} is not strict UTF-8 JSON`);
   }
@@ -187,18 +192,6 @@ function time(parsed: ParsedJson, name: string): number {
     refuse("malformed", `${name} is not an integer literal from 0 to 2^53 - 1`);
   }
   return Number(literal.text);
-}
-
-/**
- * Step 1 counts characters (Unicode code points, as the reference implementation does), not the
- * UTF-16 code units of `length`; it counts no further than it must.
- */
-function longerThan(text: string, cap: number): boolean {
-  if (text.length <= cap) return false; // never fewer code units than code points
-  if (text.length > 2 * cap) return true; // never more than two code units per code point
-  let count = 0;
-  for (const _ of text) if (++count > cap) return true;
-  return false;
 }
 
 /** Steps 9 and 10 as jose reports them; anything else is not a verdict on the token, and is rethrown. */

@@ -9,7 +9,6 @@ import com.nimbusds.jwt.SignedJWT;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.util.Date;
-import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -23,9 +22,9 @@ import java.util.regex.Pattern;
  */
 final class StateMinter {
     private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{16,64}");
-    private static final long MAX_SAFE_INTEGER = 9007199254740991L;
     private static final int MAX_STATE_DEPTH = 32;
-    private static final long MAX_TOKEN_CHARACTERS = 8192;
+    /** The verifiers' default size cap; a token is ASCII, so its length is its size in bytes. */
+    private static final long MAX_TOKEN_BYTES = 8192;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private StateMinter() {}
@@ -36,7 +35,7 @@ final class StateMinter {
 
     /** Mint a token for {@code claims} signed by {@code key}; BadJob for anything the profile forbids. */
     static String mint(KeyRing.Key key, Claims claims) throws BadJob {
-        if (claims.ttl() < 1 || claims.now() < 0 || claims.now() + claims.ttl() > MAX_SAFE_INTEGER) {
+        if (claims.ttl() < 1 || claims.now() < 0 || claims.now() + claims.ttl() > StrictJson.MAX_SAFE_INTEGER) {
             throw new BadJob("now and ttl must give 0 <= iat < exp <= 2^53 - 1");
         }
         String jti = claims.jti() != null ? claims.jti() : randomJti();
@@ -57,7 +56,12 @@ final class StateMinter {
                 throw new BadJob("the arguments cannot be canonicalized (RFC 8785): " + e.getMessage());
             }
         }
-        checkState(claims.state(), 0);
+        // The verifier's own I-JSON rules, so that nothing is minted that a verifier would refuse.
+        if (!StrictJson.isIJson(claims.state())) {
+            throw new BadJob("the state is not I-JSON (RFC 7493): it holds an integer outside +/-(2^53 - 1), "
+                    + "a number beyond the range of a double, or a lone surrogate");
+        }
+        checkDepth(claims.state(), 0);
         builder.claim("state", StrictJson.toJava(claims.state())).serializeNullClaims(true);
 
         JWSHeader header = new JWSHeader.Builder(key.alg())
@@ -71,23 +75,10 @@ final class StateMinter {
             throw new BadJob("cannot sign: " + e.getMessage());
         }
         String token = jwt.serialize();
-        if (token.length() > MAX_TOKEN_CHARACTERS) {
-            throw new BadJob("the token would exceed the size cap of " + MAX_TOKEN_CHARACTERS + " characters");
+        if (token.length() > MAX_TOKEN_BYTES) {
+            throw new BadJob("the token would exceed the size cap of " + MAX_TOKEN_BYTES + " bytes");
         }
         return token;
-    }
-
-    /** I-JSON strings are valid Unicode: a lone surrogate (possible in a Java string) is refused. */
-    private static void unicode(String text) throws BadJob {
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < text.length()
-                    && Character.isLowSurrogate(text.charAt(i + 1))) {
-                i++; // a pair
-            } else if (Character.isSurrogate(c)) {
-                throw new BadJob("the state holds a string with a lone surrogate, which is not valid Unicode");
-            }
-        }
     }
 
     private static String randomJti() {
@@ -96,30 +87,14 @@ final class StateMinter {
         return Base64Url.encode(bytes);
     }
 
-    /**
-     * Refuse a state the profile forbids (section 3.3): integers outside +/-(2^53 - 1), numbers beyond a
-     * double, strings that are not valid Unicode, nesting deeper than 32 levels.
-     */
-    private static void checkState(JsonNode value, int depth) throws BadJob {
-        if (value.isTextual()) {
-            unicode(value.textValue());
-        } else if (value.isIntegralNumber()) {
-            if (!value.canConvertToLong() || Math.abs(value.longValue()) > MAX_SAFE_INTEGER) {
-                throw new BadJob("the state holds an integer outside +/-(2^53 - 1)");
-            }
-        } else if (value.isNumber()) {
-            if (!Double.isFinite(value.doubleValue())) {
-                throw new BadJob("the state holds a number beyond the range of a double");
-            }
-        } else if (value.isContainerNode()) {
+    /** Refuse a state nested deeper than 32 levels (section 3.3). */
+    private static void checkDepth(JsonNode value, int depth) throws BadJob {
+        if (value.isContainerNode()) {
             if (depth == MAX_STATE_DEPTH) {
                 throw new BadJob("the state nests deeper than " + MAX_STATE_DEPTH + " levels");
             }
-            for (Map.Entry<String, JsonNode> member : value.properties()) { // objects: the keys
-                unicode(member.getKey());
-            }
-            for (JsonNode item : value) {
-                checkState(item, depth + 1);
+            for (JsonNode item : value) { // the members' values of an object, the items of an array
+                checkDepth(item, depth + 1);
             }
         }
     }

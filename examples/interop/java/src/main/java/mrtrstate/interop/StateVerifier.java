@@ -36,7 +36,6 @@ final class StateVerifier {
     private static final Set<String> REQUIRED_CLAIMS = Set.of("iss", "sub", "aud", "iat", "exp", "jti", "state");
     private static final Set<String> ALL_CLAIMS =
             Set.of("iss", "sub", "aud", "iat", "exp", "jti", "args_sha256", "state");
-    private static final long MAX_SAFE_INTEGER = 9007199254740991L;
     private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{16,64}");
     private static final Pattern DIGEST = Pattern.compile("[A-Za-z0-9_-]{43}");
 
@@ -54,12 +53,13 @@ final class StateVerifier {
 
     /** Validate {@code token} (any JSON value) for {@code request}; return the state or throw a Refusal. */
     JsonNode verify(JsonNode token, Request request) throws Refusal {
-        // 1. Size: on the length alone, before any decoding. (Length in characters, as the profile counts.)
+        // 1. Size: in bytes of the UTF-8 encoding, before any decoding. A Java string never has more UTF-16
+        // units than UTF-8 bytes, so length() alone refuses most oversized input without counting.
         if (token == null || !token.isTextual()) {
             throw new Refusal("malformed", "the token is not a string");
         }
         String text = token.textValue();
-        if (text.codePointCount(0, text.length()) > options.maxTokenBytes()) {
+        if (text.length() > options.maxTokenBytes() || utf8Length(text) > options.maxTokenBytes()) {
             throw new Refusal("too_large", "the token is longer than the size cap");
         }
 
@@ -82,7 +82,7 @@ final class StateVerifier {
             }
         }
 
-        // 4. Header JSON: strict (no duplicates, no BOM, valid UTF-8, depth <= 33), and an object.
+        // 4. Header JSON: strict (no duplicates, no BOM, valid UTF-8, depth <= 33, I-JSON), and an object.
         JsonNode header = StrictJson.parseSegment(Base64Url.decode(segments[0]));
         if (header == null || !header.isObject()) {
             throw new Refusal("malformed", "the header is not a strict JSON object");
@@ -137,7 +137,8 @@ final class StateVerifier {
             throw new Refusal("bad_signature", "the signature does not verify");
         }
 
-        // 11. Claims JSON: strict, like the header (duplicates at any depth, inside the state too).
+        // 11. Claims JSON: strict, like the header (duplicates, unsafe integers, escaped lone surrogates at any
+        // depth, inside the state too).
         JsonNode claims = StrictJson.parseSegment(Base64Url.decode(segments[1]));
         if (claims == null || !claims.isObject()) {
             throw new Refusal("malformed", "the payload is not a strict JSON object");
@@ -222,12 +223,21 @@ final class StateVerifier {
     }
 
     /**
+     * The size of {@code text} in UTF-8 bytes. Not {@code getBytes(UTF_8).length}: that writes a lone surrogate
+     * as one byte ({@code ?}), where Python, Go and JavaScript count the three bytes of its encoded form or of
+     * U+FFFD, so a token at the cap would get another verdict.
+     */
+    private static long utf8Length(String text) {
+        return text.codePoints().mapToLong(c -> c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4).sum();
+    }
+
+    /**
      * iat or exp: an integer literal (not 1.0, not 1e9, not a string or a boolean) within 0 .. 2^53 - 1.
      * Nimbus would read 1767226140.5 as 1767226140 and accept 2^53.
      */
     private static long time(JsonNode value) throws Refusal {
         if (value == null || !value.isIntegralNumber() || !value.canConvertToLong()
-                || value.longValue() < 0 || value.longValue() > MAX_SAFE_INTEGER) {
+                || value.longValue() < 0 || value.longValue() > StrictJson.MAX_SAFE_INTEGER) {
             throw new Refusal("malformed", "iat and exp must be integers in 0 .. 2^53 - 1");
         }
         return value.longValue();

@@ -23,8 +23,10 @@ import java.util.Map;
  * Strict JSON for token segments (profile, section 5, steps 4 and 11), and the JSON of jobs.
  *
  * <p>A segment is valid UTF-8 without a byte order mark, one JSON value, with no duplicate member names at any
- * depth, no {@code NaN}/{@code Infinity}, no number beyond the range of a double, and nesting of at most 33
- * levels. Jackson gives all of it but the number range, which {@link #checkNumbers} adds. Numbers are read
+ * depth, no {@code NaN}/{@code Infinity}, no number beyond the range of a double, no integer literal beyond
+ * +/-(2^53 - 1), no escaped lone surrogate, and nesting of at most 33 levels. Jackson gives the syntax, the
+ * duplicates and the depth; {@link #isIJson} adds the I-JSON rules (RFC 7493): Jackson reads any integer
+ * exactly and keeps an escaped lone surrogate of a string value in the Java string. Numbers are read
  * exactly (integers as long or BigInteger, fractions as BigDecimal) so that the type of a literal
  * ({@code 1767226140} against {@code 1767226140.0} or {@code 1.76722614e9}) stays visible and the state is
  * handed back with exactly the value it was minted with.
@@ -32,6 +34,8 @@ import java.util.Map;
 final class StrictJson {
     /** The claims object plus 32 levels of state (profile, sections 3.3 and 5). */
     static final int MAX_DEPTH = 33;
+    /** 2^53 - 1, the largest integer every JSON implementation reads exactly. */
+    static final long MAX_SAFE_INTEGER = 9007199254740991L;
 
     private static final ObjectMapper SEGMENTS = mapper(MAX_DEPTH);
     /** Jobs nest the state a few levels deeper than a token does; their bound is only a guard. */
@@ -84,7 +88,7 @@ final class StrictJson {
         }
         try {
             JsonNode value = SEGMENTS.readTree(text);
-            return value != null && !value.isMissingNode() && checkNumbers(value) ? value : null;
+            return value != null && !value.isMissingNode() && isIJson(value) ? value : null;
         } catch (JsonProcessingException | IllegalArgumentException e) {
             // Jackson throws NumberFormatException (unchecked) for a literal such as 1e99999999999.
             return null;
@@ -109,7 +113,44 @@ final class StrictJson {
         }
     }
 
-    /** Whether every number in {@code value} lies within the range of an IEEE 754 double. */
+    /**
+     * Whether {@code value} keeps the I-JSON rules (RFC 7493) of a token segment and of a state: every integer
+     * literal (no fraction, no exponent: Jackson's integral nodes) within +/-(2^53 - 1), every other number
+     * within the range of a double, and every string and member name valid Unicode. The text was valid UTF-8,
+     * so a lone surrogate can only have come from a <code>&#92;u</code> escape.
+     */
+    static boolean isIJson(JsonNode value) {
+        if (value.isIntegralNumber()) {
+            return value.canConvertToLong()
+                    && value.longValue() >= -MAX_SAFE_INTEGER && value.longValue() <= MAX_SAFE_INTEGER;
+        }
+        if (value.isNumber()) {
+            return Double.isFinite(value.doubleValue());
+        }
+        if (value.isTextual()) {
+            return isValidUnicode(value.textValue());
+        }
+        for (Map.Entry<String, JsonNode> member : value.properties()) { // an object's members
+            if (!isValidUnicode(member.getKey()) || !isIJson(member.getValue())) {
+                return false;
+            }
+        }
+        if (value.isArray()) {
+            for (JsonNode item : value) {
+                if (!isIJson(item)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Whether {@code text} has no lone surrogate ({@code codePoints()} yields one as a code point of its own). */
+    static boolean isValidUnicode(String text) {
+        return text.codePoints().noneMatch(c -> c >= Character.MIN_SURROGATE && c <= Character.MAX_SURROGATE);
+    }
+
+    /** Whether every number in {@code value} lies within the range of an IEEE 754 double (jobs, not I-JSON). */
     static boolean checkNumbers(JsonNode value) {
         if (value.isNumber()) {
             return Double.isFinite(value.doubleValue());

@@ -212,7 +212,7 @@ def test_each_language_refuses_another_user_tool_request_issuer_and_time(
         (case, NOW + 600, "expired"),
         (case, NOW - 1, "issued_in_future"),
     ]
-    batch = [verify_job(alg, token, c, now) for c, now in variants]
+    batch = [verify_job(alg, token, c, now) for c, now, _ in variants]
     batch.append({**verify_job(alg, token, case, NOW), "issuer": "https://other.example.com"})
     reasons = [r.get("reason") for r in harness.jobs(program, "verify", batch)]
     assert reasons == [reason for _, _, reason in variants] + ["wrong_issuer"]

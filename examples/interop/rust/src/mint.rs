@@ -1,0 +1,132 @@
+//! Minting (profile, section 4) with jsonwebtoken's `encode`.
+//!
+//! `Header::new` writes `"typ": "JWT"`, so the example sets the profile's `typ` and the `kid`; every
+//! other header field of the library is `None` and left out. The claims are a struct, so the set is
+//! closed by construction. What the library does not check, the example does before signing: the
+//! state must be I-JSON (integers within +-(2^53 - 1)) and nest at most 32 levels, and the token
+//! must fit the verifiers' size cap.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use jsonwebtoken::{encode, Header};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::digest::arguments_digest;
+use crate::keys::SigningKey;
+use crate::verify::{MAX_SAFE_INTEGER, TYP};
+
+/// How deeply arrays and objects may nest inside the state.
+const MAX_STATE_DEPTH: usize = 32;
+
+/// The size cap the verifiers apply by default (characters).
+const MAX_TOKEN_BYTES: usize = 8192;
+
+/// What to mint: the request, the time and the state.
+pub struct Mint {
+    pub issuer: String,
+    pub user: String,
+    pub audience: String,
+    /// The request's arguments object; `None` mints a token without `args_sha256`.
+    pub arguments: Option<Value>,
+    pub now: u64,
+    pub ttl: u64,
+    pub state: Value,
+    /// The token id; 16 random bytes when `None`.
+    pub jti: Option<String>,
+}
+
+/// The claims set, in the order the reference implementation writes it.
+#[derive(Serialize)]
+struct Claims<'a> {
+    iss: &'a str,
+    sub: &'a str,
+    aud: &'a str,
+    iat: u64,
+    exp: u64,
+    jti: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args_sha256: Option<String>,
+    state: &'a Value,
+}
+
+/// Mints a token; an error is a programming error of the caller, not a token.
+pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
+    check_state(&job.state, 0)?;
+    let exp = job
+        .now
+        .checked_add(job.ttl)
+        .filter(|exp| *exp <= MAX_SAFE_INTEGER);
+    let exp = match exp {
+        Some(exp) if job.ttl > 0 => exp,
+        _ => return Err("now + ttl must be after now and at most 2^53 - 1".into()),
+    };
+    let jti = match &job.jti {
+        Some(jti) if is_jti(jti) => jti.clone(),
+        Some(_) => return Err("jti must be 16 to 64 base64url characters".into()),
+        None => {
+            let mut bytes = [0u8; 16];
+            getrandom::fill(&mut bytes).map_err(|e| format!("no random bytes for the jti: {e}"))?;
+            URL_SAFE_NO_PAD.encode(bytes)
+        }
+    };
+    let args_sha256 = match &job.arguments {
+        Some(arguments) => {
+            Some(arguments_digest(arguments).map_err(|e| format!("arguments: {e}"))?)
+        }
+        None => None,
+    };
+    let claims = Claims {
+        iss: &job.issuer,
+        sub: &job.user,
+        aud: &job.audience,
+        iat: job.now,
+        exp,
+        jti: &jti,
+        args_sha256,
+        state: &job.state,
+    };
+    let mut header = Header::new(key.alg);
+    header.typ = Some(TYP.to_owned());
+    header.kid = Some(key.kid.clone());
+    let token = encode(&header, &claims, &key.key).map_err(|e| format!("signing failed: {e}"))?;
+    if token.len() > MAX_TOKEN_BYTES {
+        return Err(format!(
+            "the token would be longer than {MAX_TOKEN_BYTES} characters"
+        ));
+    }
+    Ok(token)
+}
+
+fn is_jti(jti: &str) -> bool {
+    (16..=64).contains(&jti.len())
+        && jti
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Refuses a state that is not I-JSON or that nests deeper than 32 levels. (serde_json values
+/// hold no NaN, no infinity and no lone surrogate, so those need no check here.)
+fn check_state(value: &Value, depth: usize) -> Result<(), String> {
+    let children: Vec<&Value> = match value {
+        Value::Number(n) => {
+            let outside = n.as_u64().is_some_and(|u| u > MAX_SAFE_INTEGER)
+                || n.as_i64().is_some_and(|i| i < -(MAX_SAFE_INTEGER as i64));
+            if outside {
+                return Err("the state holds an integer outside +-(2^53 - 1)".into());
+            }
+            return Ok(());
+        }
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(members) => members.values().collect(),
+        _ => return Ok(()),
+    };
+    if depth == MAX_STATE_DEPTH {
+        return Err(format!(
+            "the state nests deeper than {MAX_STATE_DEPTH} levels"
+        ));
+    }
+    children
+        .into_iter()
+        .try_for_each(|child| check_state(child, depth + 1))
+}

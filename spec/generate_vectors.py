@@ -330,6 +330,18 @@ def token_vectors() -> list[dict[str, Any]]:
             max_lifetime=3600,
         )
     )
+    iat_zero = compact(claims_for("valid-hs256-iat-negative-zero", iat=0, exp=NOW + 300)).replace(
+        b'"iat":0,', b'"iat":-0,'
+    )
+    add(
+        vector(
+            "valid-hs256-iat-negative-zero",
+            "iat written as -0: an integer literal with the value 0 (the verifier allows the long lifetime).",
+            assemble(HS256, header_for(HS256), iat_zero),
+            None,
+            max_lifetime=NOW + 300,
+        )
+    )
     top = 9007199254740991
     add(
         vector(

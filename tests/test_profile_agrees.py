@@ -66,3 +66,11 @@ def test_the_defaults_and_limits_are_the_profiles() -> None:
     assert f"the default lifetime is {DEFAULT_TTL} seconds" in prose("4. Minting")
     assert f"nest at most {strict_json.MAX_STATE_DEPTH} levels deep" in prose("3. Token format")
     assert f"nesting at most {strict_json.MAX_TEXT_DEPTH} levels" in validation
+
+
+def test_the_mcp_refusal_carries_the_reason_where_the_profile_says() -> None:
+    from mrtr_state.mcp import REASON_META_KEY
+
+    carriage = prose("8. Carrying the token in MCP")
+    assert f"under the key `{REASON_META_KEY}`" in carriage
+    assert f'"{REASON_META_KEY}": "wrong_user"' in section("8. Carrying the token in MCP")

@@ -20,6 +20,8 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use crate::keys::Ring;
@@ -34,7 +36,7 @@ fn main() -> ExitCode {
         .as_slice()
     {
         ["vectors", dir] => vectors(Path::new(dir)),
-        ["verify"] => jobs(verify_job).map(|()| true),
+        ["verify"] => jobs(|job| verify_job(&object(job)?)).map(|()| true),
         ["mint"] => jobs(mint_job).map(|()| true),
         _ => Err(
             "usage: interop vectors <dir> | interop verify | interop mint (jobs on stdin)".into(),
@@ -50,23 +52,22 @@ fn main() -> ExitCode {
     }
 }
 
-/// Reads `{"jobs": [...]}` from stdin, runs each, writes `{"results": [...]}` to stdout.
-fn jobs(run: fn(&Map<String, Value>) -> Result<Value, String>) -> Result<(), String> {
+/// Reads `{"jobs": [...]}` from stdin, runs each, writes `{"results": [...]}` to stdout. Each job
+/// is handed over as its JSON text, so that a mint job's state can be read as written.
+fn jobs(run: fn(&RawValue) -> Result<Value, String>) -> Result<(), String> {
+    #[derive(Deserialize)]
+    struct Input<'a> {
+        #[serde(borrow)]
+        jobs: Vec<&'a RawValue>,
+    }
     let mut input = Vec::new();
     std::io::stdin()
         .read_to_end(&mut input)
         .map_err(|e| format!("cannot read stdin: {e}"))?;
-    let input: Value =
-        serde_json::from_slice(&input).map_err(|e| format!("stdin is not JSON: {e}"))?;
-    let jobs = input
-        .get("jobs")
-        .and_then(Value::as_array)
-        .ok_or("stdin must be an object with a \"jobs\" array")?;
-    let mut results = Vec::with_capacity(jobs.len());
-    for (i, job) in jobs.iter().enumerate() {
-        let job = job
-            .as_object()
-            .ok_or(format!("job {i}: not a JSON object"))?;
+    let input: Input = serde_json::from_slice(&input)
+        .map_err(|e| format!("stdin is not {{\"jobs\": [...]}}: {e}"))?;
+    let mut results = Vec::with_capacity(input.jobs.len());
+    for (i, job) in input.jobs.into_iter().enumerate() {
         results.push(run(job).map_err(|e| format!("job {i}: {e}"))?);
     }
     let mut stdout = std::io::stdout().lock();
@@ -105,8 +106,17 @@ fn verify_job(job: &Map<String, Value>) -> Result<Value, String> {
 }
 
 /// A mint job: `{"key", "issuer", "user", one of "tool"/"prompt"/"resource", "arguments"?, "now",
-/// "ttl", "state", "jti"?}`.
-fn mint_job(job: &Map<String, Value>) -> Result<Value, String> {
+/// "ttl", "state", "jti"?}`. The state is passed on as the job wrote it (see `mint`).
+fn mint_job(text: &RawValue) -> Result<Value, String> {
+    #[derive(Deserialize)]
+    struct StateText<'a> {
+        #[serde(borrow)]
+        state: &'a RawValue,
+    }
+    let job = &object(text)?;
+    let state = serde_json::from_str::<StateText>(text.get())
+        .map_err(|e| format!("\"state\": {e}"))?
+        .state;
     let key = keys::signing_key(field(job, "key")?)?;
     let count = |name| {
         field(job, name)?
@@ -120,7 +130,7 @@ fn mint_job(job: &Map<String, Value>) -> Result<Value, String> {
         arguments: arguments(job)?,
         now: count("now")?,
         ttl: count("ttl")?,
-        state: field(job, "state")?.clone(),
+        state: state.get().to_owned(),
         jti: job.get("jti").map(|_| string(job, "jti")).transpose()?,
     };
     Ok(json!({ "token": mint::mint(&key, &request)? }))
@@ -231,6 +241,10 @@ fn describe(verdict: &Value, with_state: bool) -> String {
 }
 
 // --- reading jobs --------------------------------------------------------------------------------
+
+fn object(job: &RawValue) -> Result<Map<String, Value>, String> {
+    serde_json::from_str(job.get()).map_err(|_| "not a JSON object".to_owned())
+}
 
 fn field<'a>(job: &'a Map<String, Value>, name: &str) -> Result<&'a Value, String> {
     job.get(name).ok_or(format!("missing {name:?}"))

@@ -3,8 +3,13 @@
 //! `Header::new` writes `"typ": "JWT"`, so the example sets the profile's `typ` and the `kid`; every
 //! other header field of the library is `None` and left out. The claims are a struct, so the set is
 //! closed by construction. What the library does not check, the example does before signing: the
-//! state must be I-JSON (integers within +-(2^53 - 1)) and nest at most 32 levels, and the token
-//! must fit the verifiers' size cap.
+//! state must be I-JSON (integer literals within +-(2^53 - 1)) and nest at most 32 levels, and the
+//! token must fit the verifiers' size cap.
+//!
+//! The state is taken as JSON text and read with the verifier's own strict reader: a
+//! `serde_json::Value` cannot show how a number was written (an integer literal beyond 64 bits is
+//! already the nearest double, and `-0` is the float -0.0), and a minter must refuse what every
+//! verifier would refuse rather than sign another value than it was given.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -14,12 +19,13 @@ use serde_json::Value;
 
 use crate::digest::arguments_digest;
 use crate::keys::SigningKey;
-use crate::verify::{MAX_SAFE_INTEGER, TYP};
+use crate::strict_json::{self, MAX_SAFE_INTEGER};
+use crate::verify::TYP;
 
 /// How deeply arrays and objects may nest inside the state.
 const MAX_STATE_DEPTH: usize = 32;
 
-/// The size cap the verifiers apply by default (characters).
+/// The size cap the verifiers apply by default (bytes; a token is ASCII).
 const MAX_TOKEN_BYTES: usize = 8192;
 
 /// What to mint: the request, the time and the state.
@@ -31,7 +37,8 @@ pub struct Mint {
     pub arguments: Option<Value>,
     pub now: u64,
     pub ttl: u64,
-    pub state: Value,
+    /// The state as JSON text, as the caller wrote it.
+    pub state: String,
     /// The token id; 16 random bytes when `None`.
     pub jti: Option<String>,
 }
@@ -52,7 +59,9 @@ struct Claims<'a> {
 
 /// Mints a token; an error is a programming error of the caller, not a token.
 pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
-    check_state(&job.state, 0)?;
+    // Section 4, step 1: I-JSON (no integer literal beyond +-(2^53 - 1), ...), 32 levels at most.
+    let state = strict_json::parse(job.state.as_bytes(), MAX_STATE_DEPTH)
+        .map_err(|e| format!("the state cannot be carried exactly: {e}"))?;
     let exp = job
         .now
         .checked_add(job.ttl)
@@ -84,7 +93,7 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
         exp,
         jti: &jti,
         args_sha256,
-        state: &job.state,
+        state: &state,
     };
     let mut header = Header::new(key.alg);
     header.typ = Some(TYP.to_owned());
@@ -92,7 +101,7 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
     let token = encode(&header, &claims, &key.key).map_err(|e| format!("signing failed: {e}"))?;
     if token.len() > MAX_TOKEN_BYTES {
         return Err(format!(
-            "the token would be longer than {MAX_TOKEN_BYTES} characters"
+            "the token would be longer than {MAX_TOKEN_BYTES} bytes"
         ));
     }
     Ok(token)
@@ -103,30 +112,4 @@ fn is_jti(jti: &str) -> bool {
         && jti
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-/// Refuses a state that is not I-JSON or that nests deeper than 32 levels. (serde_json values
-/// hold no NaN, no infinity and no lone surrogate, so those need no check here.)
-fn check_state(value: &Value, depth: usize) -> Result<(), String> {
-    let children: Vec<&Value> = match value {
-        Value::Number(n) => {
-            let outside = n.as_u64().is_some_and(|u| u > MAX_SAFE_INTEGER)
-                || n.as_i64().is_some_and(|i| i < -(MAX_SAFE_INTEGER as i64));
-            if outside {
-                return Err("the state holds an integer outside +-(2^53 - 1)".into());
-            }
-            return Ok(());
-        }
-        Value::Array(items) => items.iter().collect(),
-        Value::Object(members) => members.values().collect(),
-        _ => return Ok(()),
-    };
-    if depth == MAX_STATE_DEPTH {
-        return Err(format!(
-            "the state nests deeper than {MAX_STATE_DEPTH} levels"
-        ));
-    }
-    children
-        .into_iter()
-        .try_for_each(|child| check_state(child, depth + 1))
 }

@@ -2,9 +2,10 @@
 //!
 //! jsonwebtoken does: the algorithm allowlist (pinned to the key's one algorithm), the key family
 //! check, the signature (step 10), and the `sub` and `aud` comparisons (steps 17, 18). This module
-//! adds what the profile needs on top, each at its place in the order: the size cap, strict
-//! segments and base64url, strict header JSON, the header allowlist, `alg` and `typ` and `kid`
-//! (the library ignores unknown header parameters and never looks at `typ`), strict claims JSON,
+//! adds what the profile needs on top, each at its place in the order: the size cap (in UTF-8
+//! bytes), strict segments and base64url, strict header JSON, the header allowlist, `alg` and `typ`
+//! and `kid` (the library ignores unknown header parameters and never looks at `typ`), strict
+//! claims JSON (duplicates, depth, integer literals beyond 2^53 - 1, `-0` as the integer 0),
 //! the closed claim set and its types (the library accepts `aud` arrays, float or rounded `exp`),
 //! lifetime, `iat`, `exp` with the job's clock (the library reads the system clock and accepts a
 //! token at `now == exp`), `iss` (the library checks it after `sub`), and the argument digest.
@@ -18,13 +19,10 @@ use serde_json::{Map, Value};
 
 use crate::digest::arguments_digest;
 use crate::keys::Ring;
-use crate::strict_json;
+use crate::strict_json::{self, MAX_SAFE_INTEGER};
 
 /// The `typ` header value of the profile.
 pub const TYP: &str = "mrtr-state+jwt";
-
-/// The largest integer every JSON implementation reads exactly (2^53 - 1).
-pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 
 const HEADER_PARAMETERS: [&str; 3] = ["alg", "typ", "kid"];
 const REQUIRED_CLAIMS: [&str; 7] = ["iss", "sub", "aud", "iat", "exp", "jti", "state"];
@@ -89,9 +87,10 @@ pub struct Request {
 
 /// Validates `token` for `request`; returns the `state` claim or the reason for the refusal.
 pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Reason> {
-    // 1. Size, on the length alone, before any decoding. A token that is not a string is malformed.
+    // 1. Size, in bytes of the UTF-8 encoding (a Rust string's len()), before any decoding. A
+    //    token that is not a string is malformed.
     let token = token.as_str().ok_or(Reason::Malformed)?;
-    if token.chars().count() > request.max_token_bytes {
+    if token.len() > request.max_token_bytes {
         return Err(Reason::TooLarge);
     }
 
@@ -117,7 +116,8 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
         );
     }
 
-    // 4. The header is strict JSON (no duplicate names, no BOM, ...), and an object.
+    // 4. The header is strict JSON (no duplicate names, no BOM, no integer literal beyond
+    //    +-(2^53 - 1), ...), and an object.
     let header =
         strict_json::parse(&decoded[0], strict_json::MAX_DEPTH).map_err(|_| Reason::Malformed)?;
     let header = header.as_object().ok_or(Reason::Malformed)?;
@@ -175,7 +175,8 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
         }
     }
 
-    // 11. The claims are strict JSON, and an object; the state nests 32 levels at most.
+    // 11. The claims are strict JSON, and an object: the same rules as step 4 at any depth (an
+    //     integer literal in the state too), and the state nests 32 levels at most.
     let claims =
         strict_json::parse(&decoded[1], strict_json::MAX_DEPTH).map_err(|_| Reason::Malformed)?;
     let claims = claims.as_object().ok_or(Reason::Malformed)?;
@@ -258,8 +259,9 @@ fn check_claims(claims: &Map<String, Value>) -> Option<(u64, u64)> {
     for name in ["iss", "sub", "aud"] {
         claims[name].as_str().filter(|s| !s.is_empty())?;
     }
-    // serde_json keeps `1700000000` as an integer but `1700000000.0` and `1.7e9` as floats, so
-    // as_u64() is exactly "an integer literal"; a negative one is not a u64 either.
+    // The strict reader keeps `1700000000` (and `-0`, the integer 0) as integers but `1700000000.0`
+    // and `1.7e9` as floats, so as_u64() is exactly "an integer literal"; a negative one is not a
+    // u64 either.
     let numeric_date = |name: &str| claims[name].as_u64().filter(|n| *n <= MAX_SAFE_INTEGER);
     let (iat, exp) = (numeric_date("iat")?, numeric_date("exp")?);
     if exp <= iat {

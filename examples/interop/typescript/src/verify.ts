@@ -67,7 +67,9 @@ export async function verify(token: unknown, ring: Ring, request: Request, polic
   }
 }
 
-const TIME = /^(?:0|[1-9][0-9]*)$/; // an integer literal: no sign, fraction or exponent
+// An integer literal of 0 or more: digits with no fraction or exponent, and no sign except in `-0`,
+// which is an integer literal with the value 0 (section 3.2).
+const TIME = /^(?:-?0|[1-9][0-9]*)$/;
 const JTI = /^[A-Za-z0-9_-]{16,64}$/;
 const DIGEST = /^[A-Za-z0-9_-]{43}$/;
 const MAX_DATE_SECONDS = 8.64e12; // the last second a JavaScript Date can hold
@@ -191,7 +193,7 @@ function time(parsed: ParsedJson, name: string): number {
   if (literal === undefined || !TIME.test(literal.text) || !Number.isSafeInteger(Number(literal.text))) {
     refuse("malformed", `${name} is not an integer literal from 0 to 2^53 - 1`);
   }
-  return Number(literal.text);
+  return Math.abs(Number(literal.text)); // Number("-0") is -0; its value is 0
 }
 
 /** Steps 9 and 10 as jose reports them; anything else is not a verdict on the token, and is rethrown. */

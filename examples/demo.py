@@ -1,84 +1,339 @@
-"""Seal a requestState, open it on the retry, and show each refusal the rule asks for.
+"""The mrtr-state demo: a real MCP server and the SDK's client, one round trip, then every refusal.
 
-Run it with ``scripts/demo``. It exits 1 if any step behaves otherwise than shown.
-The clock is injected, so "ten minutes later" takes no time.
+Run it with ``scripts/demo`` (which sets everything up). It starts the example
+server (``examples/server``) on a free loopback port with an ephemeral
+development key and a 3-second lifetime for states, talks to it over Streamable
+HTTP with the official MCP Python SDK as two bearer-token users, alice and bob,
+prints what was sent and what came back, and stops the server. It exits 0 when
+every step behaved as the rule asks, 1 when one did not, 2 when the server could
+not be started.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from mrtr_state import InvalidRequestState, Keyring, StateSealer
+import anyio
+import httpx2
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, ElicitResult, InputRequiredResult
+
+from mrtr_state import decode_unverified
+from mrtr_state.mcp import REASON_META_KEY
+
+EXAMPLES = Path(__file__).resolve().parent
+sys.path.insert(0, str(EXAMPLES))
+from server.accounts import EXAMPLE_TOKENS  # noqa: E402  (the example's users, after the path is set)
+
+TTL = 3
+TOKEN_OF = {user: token for token, user in EXAMPLE_TOKENS.items()}
+YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
+WIDTH = 100
 
 
-class Clock:
-    """A clock the demo can move forward."""
+def say(text: str = "", indent: int = 0) -> None:
+    prefix = " " * indent
+    for line in text.splitlines() or [""]:
+        print(
+            textwrap.fill(line, WIDTH, initial_indent=prefix, subsequent_indent=prefix + "   ")
+            if line
+            else ""
+        )
 
-    def __init__(self, now: float) -> None:
-        self.now = now
 
-    def __call__(self) -> float:
-        return self.now
+def short(token: str) -> str:
+    return f"{token[:28]}...{token[-10:]} ({len(token)} characters)"
 
 
-def flip_one_byte(token: str) -> str:
-    """Change one character in the middle of the payload, as a meddling client would."""
-    i = len(token) // 2
-    return token[:i] + ("A" if token[i] != "A" else "B") + token[i + 1 :]
+def arguments_text(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments, separators=(", ", ": "))
+
+
+def describe(result: Any) -> str:
+    """What came back, in one line."""
+    if isinstance(result, MCPError):
+        return f"JSON-RPC error {result.code}: {result.message!r} data={json.dumps(result.data)}"
+    if isinstance(result, InputRequiredResult):
+        asked = ", ".join(
+            f"{key}: {getattr(request.params, 'message', request.method)!r}"
+            for key, request in (result.input_requests or {}).items()
+        )
+        return f"input_required, asking {asked}"
+    text = " ".join(getattr(block, "text", "") for block in result.content)
+    if result.is_error:
+        reason = (result.meta or {}).get(REASON_META_KEY)
+        return f"tool error (isError: true): {text!r}, _meta reason {reason!r}"
+    return f"result: {text!r}"
+
+
+class ServerStartError(RuntimeError):
+    """The example server printed no URL; the message is its log."""
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[str]
+    log_path: Path
+
+
+@contextlib.contextmanager
+def example_server() -> Iterator[Server]:
+    """Start ``python examples/server --dev-key --ttl 3`` on a free port; always stop it."""
+    with tempfile.TemporaryDirectory(prefix="mrtr-demo-") as tmp:
+        log_path = Path(tmp) / "server.log"
+        with log_path.open("w", encoding="utf-8") as log:
+            process = subprocess.Popen(  # noqa: S603  (our own interpreter and example)
+                [sys.executable, str(EXAMPLES / "server"), "--dev-key", "--ttl", str(TTL), "--port", "0"],
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        try:
+            lines: queue.Queue[str] = queue.Queue()
+            stdout = process.stdout
+            if stdout is None:
+                raise ServerStartError("no standard output to read the URL from")
+
+            def pump() -> None:
+                for line in stdout:
+                    lines.put(line)
+
+            threading.Thread(target=pump, daemon=True).start()
+            try:
+                first = lines.get(timeout=60)
+            except queue.Empty:
+                first = ""
+            found = re.search(r"listening on (http://\S+/mcp)", first)
+            if not found:
+                raise ServerStartError(log_path.read_text())
+            yield Server(found.group(1), process, log_path)
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=15)
+            if process.stdout is not None:
+                process.stdout.close()
+
+
+@contextlib.asynccontextmanager
+async def as_user(url: str, user: str, **options: Any) -> AsyncIterator[Client]:
+    """The SDK's client over Streamable HTTP with ``user``'s bearer token."""
+    options.setdefault("elicitation_callback", answer_nothing)
+    headers = {"Authorization": f"Bearer {TOKEN_OF[user]}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), **options) as client,
+    ):
+        yield client
+
+
+async def answer_nothing(context: Any, params: Any) -> ElicitResult:
+    raise AssertionError("the manual rounds answer by hand")
+
+
+class Demo:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.failures: list[str] = []
+        self.steps = 0
+
+    def check(self, label: str, ok: bool, why: str = "") -> None:
+        self.steps += 1
+        say(f"{'ok' if ok else 'NOT OK'}: {label}{'' if ok else ' (' + why + ')'}", 3)
+        if not ok:
+            self.failures.append(label)
+
+    async def call(
+        self,
+        user: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        state: str | None = None,
+        responses: Any = None,
+    ) -> Any:
+        sent = f"-> {user}: tools/call {tool} {arguments_text(arguments)}"
+        if responses:
+            answers = (f"{key}: {r.action} {json.dumps(r.content)}" for key, r in responses.items())
+            sent += " inputResponses {" + ", ".join(answers) + "}"
+        if state is not None:
+            sent += f" requestState {short(state)}"
+        say(sent, 3)
+        async with as_user(self.url, user) as client:
+            result: Any
+            try:
+                result = await client.session.call_tool(
+                    tool, arguments, allow_input_required=True, request_state=state, input_responses=responses
+                )
+            except MCPError as error:
+                result = error
+        say(f"<- {describe(result)}", 3)
+        return result
+
+    async def ask(self, user: str, tool: str, arguments: dict[str, Any]) -> str:
+        asked = await self.call(user, tool, arguments)
+        if not isinstance(asked, InputRequiredResult) or asked.request_state is None:
+            raise RuntimeError(f"{tool} did not ask for input: {describe(asked)}")
+        return asked.request_state
+
+    async def refused(
+        self, label: str, reason: str, user: str, tool: str, arguments: dict[str, Any], state: str
+    ) -> None:
+        result = await self.call(user, tool, arguments, state=state, responses=YES)
+        got = (result.meta or {}).get(REASON_META_KEY) if isinstance(result, CallToolResult) else None
+        ok = isinstance(result, CallToolResult) and result.is_error and got == reason
+        self.check(f"{label}: refused as a tool error, reason {reason}", ok, f"got {describe(result)}")
+
+
+def one_byte_changed(token: str) -> tuple[str, str]:
+    header, payload, signature = token.split(".")
+    i = len(payload) // 2
+    new = "A" if payload[i] != "A" else "B"
+    changed = f"{header}.{payload[:i]}{new}{payload[i + 1 :]}.{signature}"
+    return changed, f"character {len(header) + 1 + i} of {len(token)}: {payload[i]!r} -> {new!r}"
+
+
+async def run(demo: Demo) -> None:
+    release = {"repo": "acme/api", "branch": "release-1.0"}
+
+    say("1. A complete round trip: alice deletes branch old-feature of acme/api, confirming it.")
+    old_feature = {"repo": "acme/api", "branch": "old-feature"}
+    state = await demo.ask("alice", "delete_branch", old_feature)
+    header, claims = decode_unverified(state)
+    say("The requestState is a JWT of the profile: the client can read it, never change it.", 3)
+    say(f"header {json.dumps(header)}", 6)
+    say(f"claims {json.dumps(claims)}", 6)
+    done = await demo.call("alice", "delete_branch", old_feature, state=state, responses=YES)
+    demo.check(
+        "the confirmed delete completed",
+        isinstance(done, CallToolResult)
+        and not done.is_error
+        and "Deleted branch 'old-feature'" in describe(done),
+        describe(done),
+    )
+
+    say()
+    say("2. The SDK's own driver: bob books a trip, a form in two rounds (dates, then a seat).")
+    questions: list[str] = []
+
+    async def person(context: Any, params: Any) -> ElicitResult:
+        questions.append(params.message)
+        reply: dict[str, str | int | float | bool | list[str] | None]
+        if "When do you want to fly" in params.message:
+            reply = {"depart": "2026-12-12", "return": "2026-12-19"}
+        else:
+            reply = {"seat": "1A"}
+        say(f"the person is asked {params.message!r} and answers {json.dumps(reply)}", 3)
+        return ElicitResult(action="accept", content=reply)
+
+    say('-> bob: client.call_tool("book_trip", {"destination": "Reykjavik"})', 3)
+    async with as_user(demo.url, "bob", elicitation_callback=person) as client:
+        booked = await client.call_tool("book_trip", {"destination": "Reykjavik"})
+    say(f"<- {describe(booked)}", 3)
+    demo.check("the two-round form completed", not booked.is_error and len(questions) == 2, describe(booked))
+
+    say()
+    say("Now each refusal the rule asks for. Each starts from a fresh state alice gets for release-1.0.")
+    say()
+    say("3. The requestState with one byte changed.")
+    state = await demo.ask("alice", "delete_branch", release)
+    tampered, change = one_byte_changed(state)
+    say(f"(changed {change})", 3)
+    await demo.refused("one byte changed", "bad_signature", "alice", "delete_branch", release, tampered)
+
+    say()
+    say("4. The same state presented by another user: bob.")
+    state = await demo.ask("alice", "delete_branch", release)
+    await demo.refused("another user", "wrong_user", "bob", "delete_branch", release, state)
+
+    say()
+    say("5. The same state presented to another tool: book_trip.")
+    state = await demo.ask("alice", "delete_branch", release)
+    await demo.refused("another tool", "wrong_tool", "alice", "book_trip", {"destination": "Lisbon"}, state)
+
+    say()
+    say("6. The same state with other arguments: alice's yes for release-1.0 cannot delete main.")
+    state = await demo.ask("alice", "delete_branch", release)
+    main = {"repo": "acme/api", "branch": "main"}
+    await demo.refused("other arguments", "wrong_request", "alice", "delete_branch", main, state)
+
+    say()
+    say("7. A confirmed state presented again: delete_branch states are single use.")
+    spike = {"repo": "acme/api", "branch": "spike/cache"}
+    state = await demo.ask("alice", "delete_branch", spike)
+    first = await demo.call("alice", "delete_branch", spike, state=state, responses=YES)
+    demo.check("the first use deleted the branch", "Deleted branch" in describe(first), describe(first))
+    await demo.refused("replayed", "replayed", "alice", "delete_branch", spike, state)
+
+    say()
+    say(f"8. The state presented after it expired (states live {TTL} s on this server; the rule says 600).")
+    state = await demo.ask("alice", "delete_branch", release)
+    wait = decode_unverified(state)[1]["exp"] - time.time() + 0.5
+    say(f"(waiting {wait:.1f} s)", 3)
+    await anyio.sleep(max(wait, 0))
+    await demo.refused("expired", "expired", "alice", "delete_branch", release, state)
+
+
+def report(server: Server) -> int:
+    say(f"listening on {server.url}", 3)
+    say()
+    demo = Demo(server.url)
+    try:
+        anyio.run(run, demo)
+    except Exception as exc:  # a step that broke off is a failure of the demo, reported as one
+        demo.failures.append(f"the demo broke off: {type(exc).__name__}: {exc}")
+    say()
+    log = server.log_path.read_text().splitlines()
+    say("The server warned at start-up:")
+    for line in log:
+        if "EPHEMERAL" in line:
+            say(line, 3)
+    say("and logged each refusal with its reason code and detail, never the token:")
+    for line in log:
+        if "requestState refused" in line:
+            say(line, 3)
+    say()
+    if demo.failures:
+        say(f"{len(demo.failures)} step(s) did not behave as the rule asks: {'; '.join(demo.failures)}")
+        return 1
+    say(f"All {demo.steps} checks behaved as the rule asks. Stopping the server.")
+    return 0
 
 
 def main() -> int:
-    clock = Clock(1_767_225_600.0)
-    ring = Keyring.generate("EdDSA")
-    sealer = StateSealer(ring, issuer="https://files.example.com", clock=clock)
-    request = {"user": "alice", "tool": "deploy", "arguments": {"env": "prod"}}
-    state = {"step": "confirm", "plan": ["build", "push", "restart"]}
-
-    token = sealer.seal(state, **request)
-    print(f"sealed for alice/deploy(env=prod), {len(token)} characters:\n  {token[:72]}...\n")
-
-    failures = 0
-
-    def expect(label: str, reason: str | None, attempt: Callable[[], Any]) -> None:
-        nonlocal failures
-        try:
-            opened = attempt()
-        except InvalidRequestState as refusal:
-            ok = refusal.reason == reason
-            print(f"{'ok ' if ok else 'BAD'} {label:<44} refused: {refusal.reason} ({refusal})")
-        else:
-            ok = reason is None and opened == state
-            print(f"{'ok ' if ok else 'BAD'} {label:<44} opened: {opened}")
-        failures += not ok
-
-    expect("the retry, as sealed", None, lambda: sealer.open(token, **request))
-    expect("one byte changed", "bad_signature", lambda: sealer.open(flip_one_byte(token), **request))
-    expect(
-        "presented by another user",
-        "wrong_user",
-        lambda: sealer.open(token, **{**request, "user": "mallory"}),
-    )
-    expect(
-        "presented to another tool",
-        "wrong_tool",
-        lambda: sealer.open(token, **{**request, "tool": "delete_repo"}),
-    )
-    expect(
-        "retried with other arguments",
-        "wrong_request",
-        lambda: sealer.open(token, **{**request, "arguments": {"env": "staging"}}),
-    )
-    other_server = StateSealer(ring, issuer="https://other.example.com", clock=clock)
-    expect("opened by another server", "wrong_issuer", lambda: other_server.open(token, **request))
-    stranger = StateSealer(Keyring.generate("EdDSA"), issuer="https://files.example.com", clock=clock)
-    expect("opened with a ring without its key", "unknown_key", lambda: stranger.open(token, **request))
-    clock.now += 600
-    expect("presented 10 minutes later", "expired", lambda: sealer.open(token, **request))
-
-    print(f"\n{'every step behaved as the rule asks' if not failures else f'{failures} step(s) misbehaved'}")
-    return 1 if failures else 0
+    say("mrtr-state demo: an MCP server that seals requestState as a JWT of the profile, bound to the")
+    say("user, the tool and the arguments, and the MCP Python SDK's client talking to it over HTTP.")
+    say()
+    say(f"Starting the example server: python examples/server --dev-key --ttl {TTL} --port 0")
+    try:
+        with example_server() as server:
+            return report(server)
+    except ServerStartError as exc:
+        say(f"could not start the example server: {exc}")
+        return 2
 
 
 if __name__ == "__main__":

@@ -330,6 +330,18 @@ def token_vectors() -> list[dict[str, Any]]:
             max_lifetime=3600,
         )
     )
+    iat_zero = compact(claims_for("valid-hs256-iat-negative-zero", iat=0, exp=NOW + 300)).replace(
+        b'"iat":0,', b'"iat":-0,'
+    )
+    add(
+        vector(
+            "valid-hs256-iat-negative-zero",
+            "iat written as -0: an integer literal with the value 0 (the verifier allows the long lifetime).",
+            assemble(HS256, header_for(HS256), iat_zero),
+            None,
+            max_lifetime=NOW + 300,
+        )
+    )
     top = 9007199254740991
     add(
         vector(
@@ -397,6 +409,15 @@ def token_vectors() -> list[dict[str, Any]]:
             "too-large-over-cap",
             "One character over the size cap.",
             sized_token("too-large-over-cap", MAX_TOKEN_BYTES + 1)[0],
+            "too_large",
+        )
+    )
+    ascii_part = "A" * (MAX_TOKEN_BYTES - 2)
+    add(
+        vector(
+            "too-large-counted-in-bytes",
+            "8190 ASCII characters and two 'é': 8192 characters but 8194 UTF-8 bytes.",
+            ascii_part + "éé",
             "too_large",
         )
     )
@@ -792,6 +813,32 @@ def token_vectors() -> list[dict[str, Any]]:
         )
     )
 
+    add(
+        vector(
+            "malformed-claims-lone-surrogate",
+            "An escaped lone surrogate in a state string: not valid Unicode (I-JSON).",
+            raw(base.replace(b'"confirm"', b'"conf\\udc00rm"'), "EdDSA"),
+            "malformed",
+        )
+    )
+    add(
+        vector(
+            "malformed-claims-unsafe-integer-in-state",
+            "An integer literal beyond 2**53 - 1 in the state: languages would read different values.",
+            raw(base.replace(b'"attempt":1', b'"attempt":12345678901234567890')),
+            "malformed",
+        )
+    )
+    add(
+        vector(
+            "valid-eddsa-surrogate-pair-escape",
+            "A correctly paired surrogate escape is valid Unicode.",
+            raw(base.replace(b'"confirm"', b'"\\ud83d\\ude00"'), "EdDSA"),
+            None,
+            expected_state={**STATE, "step": "\U0001f600"},
+        )
+    )
+
     # --- step 12: claims -----------------------------------------------------------------------------
     for claim in ("iss", "sub", "aud", "iat", "exp", "jti", "state"):
         add(
@@ -881,6 +928,18 @@ def token_vectors() -> list[dict[str, Any]]:
             "malformed-args-digest-length",
             "args_sha256 of 42 characters.",
             token("malformed-args-digest-length", args_sha256=arguments_digest(ARGUMENTS)[:42]),
+            "malformed",
+        )
+    )
+
+    args_null = compact(claims_for("malformed-args-digest-null")).replace(
+        b'"args_sha256":"' + arguments_digest(ARGUMENTS).encode() + b'"', b'"args_sha256":null'
+    )
+    add(
+        vector(
+            "malformed-args-digest-null",
+            "args_sha256 is null: a malformed binding, not an absent one.",
+            raw(args_null, "EdDSA"),
             "malformed",
         )
     )
@@ -1058,10 +1117,139 @@ def token_vectors() -> list[dict[str, Any]]:
         )
     )
 
+    # --- several faults at once: the first failing step of section 5 decides --------------------------
+    v.extend(order_vectors())
+
     ids = [x["id"] for x in v]
     if len(ids) != len(set(ids)):
         raise SystemExit("duplicate vector ids")
     return v
+
+
+def order_vectors() -> list[dict[str, Any]]:
+    """Tokens with two or more faults; each expects the reason of the earliest failing step."""
+    out: list[dict[str, Any]] = []
+
+    def add(vector_id: str, description: str, tok: str, reason: str, **inputs: Any) -> None:
+        out.append(vector(vector_id, description, tok, reason, **inputs))
+
+    def claims_of(vector_id: str, **changes: Any) -> dict[str, Any]:
+        return claims_for(vector_id, **changes)
+
+    add(
+        "order-size-before-segments",
+        "Over the cap and not base64url at all.",
+        "!" * (MAX_TOKEN_BYTES + 1),
+        "too_large",
+    )
+    add(
+        "order-header-allowlist-before-type",
+        "A forbidden header parameter and a wrong typ.",
+        assemble(
+            HS256,
+            header_for(HS256, jku="https://attacker.example/jwks.json", typ="JWT"),
+            claims_of("order-header-allowlist-before-type"),
+        ),
+        "unsupported_header",
+    )
+    add(
+        "order-algorithm-before-type",
+        "alg none and a wrong typ.",
+        assemble(HS256, header_for(HS256, alg="none", typ="JWT"), claims_of("order-algorithm-before-type")),
+        "unsupported_header",
+    )
+    add(
+        "order-type-before-key",
+        "A wrong typ and an unknown kid.",
+        assemble(UNKNOWN_KEY, header_for(UNKNOWN_KEY, typ="JWT"), claims_of("order-type-before-key")),
+        "wrong_type",
+    )
+    add(
+        "order-key-before-signature",
+        "An unknown kid and a signature that verifies under no key.",
+        assemble(lambda m: bytes(64), header_for(UNKNOWN_KEY), claims_of("order-key-before-signature")),
+        "unknown_key",
+    )
+    tampered = token("order-signature-before-claims", exp=IAT + 3600, sub="mallory")
+    h, p, s = tampered.split(".")
+    add(
+        "order-signature-before-claims",
+        "A changed payload whose claims also fail (lifetime, user): the signature decides first.",
+        f"{h}.{flip_char(p, len(p) // 2)}.{s}",
+        "bad_signature",
+    )
+    add(
+        "order-claims-json-before-claims",
+        "A duplicate member and a missing claim.",
+        assemble(
+            HS256,
+            header_for(HS256),
+            compact(claims_of("order-claims-json-before-claims", jti=None)).replace(
+                b'"sub":"alice"', b'"sub":"alice","sub":"alice"'
+            ),
+        ),
+        "malformed",
+    )
+    add(
+        "order-claim-types-before-lifetime",
+        "aud as an array and a lifetime of 3600 s.",
+        token("order-claim-types-before-lifetime", aud=[f"tools/call:{TOOL}"], exp=IAT + 3600),
+        "malformed",
+    )
+    add(
+        "order-lifetime-before-future",
+        "A lifetime of 3600 s, issued in the future.",
+        token("order-lifetime-before-future", iat=NOW + 60, exp=NOW + 60 + 3600),
+        "lifetime_too_long",
+    )
+    add(
+        "order-lifetime-before-expired",
+        "A lifetime of 3600 s, and expired.",
+        token("order-lifetime-before-expired", "EdDSA", exp=IAT + 3600),
+        "lifetime_too_long",
+        now=IAT + 4000,
+    )
+    add(
+        "order-expired-before-issuer-user-tool-request",
+        "Expired, and for another issuer, user, tool and arguments: expired decides.",
+        token("order-expired-before-issuer-user-tool-request", iss="https://other.example.com"),
+        "expired",
+        now=IAT + TTL,
+        user="mallory",
+        tool="delete_repo",
+        arguments={"branch": "main"},
+    )
+    add(
+        "order-future-before-user",
+        "Issued in the future and presented by another user.",
+        token("order-future-before-user", "EdDSA", iat=NOW + 30, exp=NOW + 30 + TTL),
+        "issued_in_future",
+        user="mallory",
+    )
+    add(
+        "order-issuer-before-user",
+        "Another issuer and another user.",
+        token("order-issuer-before-user", iss="https://other.example.com"),
+        "wrong_issuer",
+        user="mallory",
+    )
+    add(
+        "order-user-before-tool",
+        "Another user and another tool.",
+        token("order-user-before-tool", "EdDSA"),
+        "wrong_user",
+        user="mallory",
+        tool="delete_repo",
+    )
+    add(
+        "order-tool-before-request",
+        "Another tool and other arguments.",
+        token("order-tool-before-request"),
+        "wrong_tool",
+        tool="delete_repo",
+        arguments={"branch": "main"},
+    )
+    return out
 
 
 def argument_vectors() -> list[dict[str, Any]]:

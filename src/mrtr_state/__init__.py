@@ -22,7 +22,7 @@ from mrtr_state.canonical import arguments_digest, canonicalize
 from mrtr_state.errors import REASONS, InvalidRequestState, KeyringError
 from mrtr_state.jws import TYP, decode_unverified
 from mrtr_state.keys import ALGORITHMS, DEFAULT_KEYS_VARIABLE, Key, Keyring
-from mrtr_state.replay import MemoryReplayStore, ReplayStore, ReplayStoreError
+from mrtr_state.replay import AsyncReplayStore, MemoryReplayStore, ReplayStore, ReplayStoreError
 from mrtr_state.sealer import (
     DEFAULT_LEEWAY,
     DEFAULT_MAX_LIFETIME,
@@ -42,6 +42,7 @@ __all__ = [
     "PROFILE_VERSION",
     "REASONS",
     "TYP",
+    "AsyncReplayStore",
     "InvalidRequestState",
     "Key",
     "Keyring",

@@ -2,7 +2,8 @@
 
 Reading: UTF-8 only (no BOM, no UTF-16 guessing), no duplicate member names at any
 depth, no ``NaN``/``Infinity`` literals, no number literal beyond the range of a double,
-and bounded nesting.
+no integer literal beyond the safe range, no escaped lone surrogate, and bounded nesting:
+what every language reads the same way (I-JSON, RFC 7493).
 Writing: compact UTF-8, and only values that every language reads back exactly
 (I-JSON, RFC 7493): integers within the safe range, finite numbers, valid Unicode.
 """
@@ -43,33 +44,43 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _double_range_int(text: str) -> int:
+def _safe_int(text: str) -> int:
+    # JSON integers have no leading zeros, so more than 16 digits is beyond 2**53 - 1:
+    # refuse before int() spends time on a long literal.
+    if len(text) - text.startswith("-") > 16:
+        raise ValueError("integer literal beyond the safe range +/-(2**53 - 1)")
     value = int(text)
-    # 2**1024 has 309 digits: only then can an integer be beyond a double's range.
-    if len(text) > 308:
-        _finite_float(text)
+    if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        raise ValueError("integer literal beyond the safe range +/-(2**53 - 1)")
     return value
 
 
+# check_circular=False: the encoder's own cycle check keeps an id() per container
+# and cost 15% of every seal. A cycle is still refused: seal runs check_state first,
+# whose depth limit stops at any cycle, and any other value that refers to itself
+# recurses until Python's recursion limit, which dumps turns into a ValueError.
+_ENCODER: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+)
 _DECODER: Final = json.JSONDecoder(
     object_pairs_hook=_refuse_duplicates,
     parse_constant=_refuse_constant,
     parse_float=_finite_float,
-    parse_int=_double_range_int,
+    parse_int=_safe_int,
 )
 # The same without the parse_int hook, which costs a Python call per integer (a
 # quarter of the parse of a state holding a list of records); the C scanner then
-# builds integers itself. The hook can only refuse a literal of 309 digits or more,
-# so this decoder is used when the text has no run of that many digits anywhere.
+# builds integers itself. The hook can only refuse a literal of 16 digits or more
+# (2**53 has 16), so this decoder is used when the text has no run of 16 digits.
 _DECODER_SHORT_INTS: Final = json.JSONDecoder(
     object_pairs_hook=_refuse_duplicates,
     parse_constant=_refuse_constant,
     parse_float=_finite_float,
 )
 # For bytes.translate: every digit becomes "0", every other byte a space, so that a
-# run of 309 digits is found by one substring search (a regex took ten times longer).
+# run of 16 digits is found by one substring search (a regex took ten times longer).
 _DIGITS_AS_ZERO: Final = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_DIGIT_RUN_OUT_OF_RANGE: Final = b"0" * 309
+_DIGIT_RUN_MAYBE_UNSAFE: Final = b"0" * 16
 #: The white space JSON allows between tokens (RFC 8259, section 2).
 _WHITESPACE: Final = " \t\n\r"
 
@@ -83,7 +94,7 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     # needed only when the text has more of them than the limit.
     if raw.count(b"[") + raw.count(b"{") > max_depth and _nests_deeper(raw, max_depth):
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
-    long_digit_run = _DIGIT_RUN_OUT_OF_RANGE in raw.translate(_DIGITS_AS_ZERO)
+    long_digit_run = _DIGIT_RUN_MAYBE_UNSAFE in raw.translate(_DIGITS_AS_ZERO)
     decoder = _DECODER if long_digit_run else _DECODER_SHORT_INTS
     text = raw.decode("utf-8")
     # raw_decode with the white space JSON allows around the value skipped here:
@@ -95,7 +106,19 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
         raise ValueError("JSON nested too deeply") from exc
     if text[end:].strip(_WHITESPACE):
         raise ValueError("extra data after the JSON value")
+    # A lone surrogate can only arrive as a \u escape (strict UTF-8 refuses the
+    # encoded form), so texts without one need no check.
+    if b"\\u" in raw and _has_lone_surrogate(value):
+        raise ValueError("a string holds an escaped lone surrogate, which is not valid Unicode")
     return value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    try:
+        _ENCODER.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 # For bytes.translate: both kinds of bracket become one kind, and every other byte
@@ -167,15 +190,6 @@ def _check(value: Any, depth: int) -> None:
             f"the state holds a {kind.__name__}, which is not JSON-serialisable; "
             "use dict, list, str, int, float, bool and None only"
         )
-
-
-# check_circular=False: the encoder's own cycle check keeps an id() per container
-# and cost 15% of every seal. A cycle is still refused: seal runs check_state first,
-# whose depth limit stops at any cycle, and any other value that refers to itself
-# recurses until Python's recursion limit, caught below.
-_ENCODER: Final = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-)
 
 
 def dumps(value: Any) -> bytes:

@@ -15,7 +15,7 @@ from mrtr_state import _json
 from mrtr_state.canonical import arguments_digest
 from mrtr_state.errors import InvalidRequestState
 
-__all__ = ["ALL_CLAIMS", "REQUIRED_CLAIMS", "build", "validate"]
+__all__ = ["ALL_CLAIMS", "REQUIRED_CLAIMS", "build", "check", "check_bindings", "validate"]
 
 #: Claims every token carries.
 REQUIRED_CLAIMS: Final = frozenset({"iss", "sub", "aud", "iat", "exp", "jti", "state"})
@@ -25,6 +25,7 @@ ALL_CLAIMS: Final = REQUIRED_CLAIMS | {"args_sha256"}
 _JTI: Final = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _DIGEST: Final = re.compile(r"[A-Za-z0-9_-]{43}")
 _STRING_CLAIMS: Final = ("iss", "sub", "aud")
+_ABSENT: Final = object()
 
 
 def build(
@@ -70,6 +71,13 @@ def validate(
     arguments: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """Steps 12 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
+    check(claims, now=now, leeway=leeway, max_lifetime=max_lifetime)
+    check_bindings(claims, issuer=issuer, user=user, aud=aud, arguments=arguments)
+    return claims
+
+
+def check(claims: dict[str, Any], *, now: int, leeway: int, max_lifetime: int) -> None:
+    """Steps 12 to 15, which need no request: the claim set, its types, lifetime and time."""
     # Step 12: the claim set is closed, complete and well typed.
     if not ALL_CLAIMS.issuperset(claims):
         raise InvalidRequestState("malformed", "the payload has a claim the profile does not define")
@@ -87,8 +95,9 @@ def validate(
     jti = claims["jti"]
     if type(jti) is not str or not _JTI.fullmatch(jti):
         raise InvalidRequestState("malformed", "claim 'jti' must be 16 to 64 base64url characters")
-    digest = claims.get("args_sha256")
-    if digest is not None and (type(digest) is not str or not _DIGEST.fullmatch(digest)):
+    # "args_sha256": null is a malformed binding, not an absent one.
+    digest = claims.get("args_sha256", _ABSENT)
+    if digest is not _ABSENT and (type(digest) is not str or not _DIGEST.fullmatch(digest)):
         raise InvalidRequestState("malformed", "claim 'args_sha256' must be 43 base64url characters")
     # Steps 13 to 15: lifetime and time.
     if exp - iat > max_lifetime:
@@ -97,16 +106,21 @@ def validate(
         raise InvalidRequestState("issued_in_future", "claim 'iat' is in the future")
     if now >= exp + leeway:
         raise InvalidRequestState("expired", "claim 'exp' has passed")
-    # Steps 16 to 19: bindings.
+
+
+def check_bindings(
+    claims: dict[str, Any], *, issuer: str, user: str, aud: str, arguments: Mapping[str, Any] | None
+) -> None:
+    """Steps 16 to 19: issuer, user, target and request binding, on claims :func:`check` passed."""
     if claims["iss"] != issuer:
         raise InvalidRequestState("wrong_issuer", "claim 'iss' is not this server")
     if claims["sub"] != user:
         raise InvalidRequestState("wrong_user", "claim 'sub' is not the requesting user")
     if claims["aud"] != aud:
         raise InvalidRequestState("wrong_tool", "claim 'aud' is not the requested target")
+    digest = claims.get("args_sha256")
     if digest is not None and (arguments is None or _digest_or_none(arguments) != digest):
         raise InvalidRequestState("wrong_request", "claim 'args_sha256' does not match the arguments")
-    return claims
 
 
 def _digest_or_none(arguments: Mapping[str, Any]) -> str | None:

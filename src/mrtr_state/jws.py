@@ -28,6 +28,7 @@ from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, Key, Keyring
 __all__ = [
     "HEADER_PARAMETERS",
     "TYP",
+    "check_header",
     "decode_header",
     "decode_payload",
     "decode_unverified",
@@ -62,13 +63,17 @@ def sign(key: Key, header: str, payload: bytes) -> str:
 def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     """Steps 1 to 3: size cap, three base64url segments, each canonical.
 
-    The size is checked first, on the length alone, so an oversized input costs
-    the same whatever its content.
+    The size is checked first, on the length alone (an ASCII string's length is its
+    size in bytes), so an oversized input costs the same whatever its content.
     """
     if not isinstance(token, str):
         raise InvalidRequestState("malformed", "the token is not a string")
-    if len(token) > max_bytes:
-        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} characters")
+    # The cap counts UTF-8 bytes; a string never has fewer bytes than characters, so
+    # the length alone settles it for every token that is not refused anyway.
+    if len(token) > max_bytes or (
+        not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
+    ):
+        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
     # Deleting every base64url character must leave exactly the two dots: one C-speed
     # pass checks the alphabet and the segment count (a regex costs ten times more).
     if not token.isascii() or token.encode("ascii").translate(None, _ALPHABET) != b"..":
@@ -92,15 +97,20 @@ def decode_header(segment: str) -> dict[str, Any]:
     return header
 
 
-def key_for_header(header: dict[str, Any], ring: Keyring) -> Key:
-    """Steps 5 to 9: allowlisted parameters, ``alg``, ``typ``, ``kid``, and the key's algorithm."""
+def check_header(header: dict[str, Any]) -> None:
+    """Steps 5 to 7, which need no key: allowlisted parameters, ``alg``, ``typ``."""
     if not HEADER_PARAMETERS.issuperset(header):
         raise InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids")
-    alg = header.get("alg")
-    if alg not in ALGORITHMS:
+    if header.get("alg") not in ALGORITHMS:
         raise InvalidRequestState("unsupported_header", "the header's alg is not HS256 or EdDSA")
     if header.get("typ") != TYP:
         raise InvalidRequestState("wrong_type", f"the header's typ is not exactly {TYP!r}")
+
+
+def key_for_header(header: dict[str, Any], ring: Keyring) -> Key:
+    """Steps 5 to 9: :func:`check_header`, then ``kid`` and the key's algorithm."""
+    check_header(header)
+    alg = header["alg"]
     kid = header.get("kid")
     key = ring.get(kid) if isinstance(kid, str) else None
     if key is None:

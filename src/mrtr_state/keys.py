@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from jwt.algorithms import HMACAlgorithm, OKPAlgorithm
 
-from mrtr_state import _b64
+from mrtr_state import _b64, _json
 from mrtr_state.errors import KeyringError
 
 __all__ = ["ALGORITHMS", "DEFAULT_KEYS_VARIABLE", "MIN_SECRET_BYTES", "Algorithm", "Key", "Keyring"]
@@ -61,6 +61,22 @@ def _thumbprint(required: dict[str, str]) -> str:
     """RFC 7638: SHA-256 over the required members, sorted, without white space."""
     text = json.dumps(required, sort_keys=True, separators=(",", ":"))
     return _b64.encode(hashlib.sha256(text.encode("utf-8")).digest())
+
+
+# A JWKS nests three levels ({"keys": [{...}]}); x5c and key_ops arrays add one.
+_MAX_JWKS_DEPTH: Final = 8
+
+
+def _parse_json(text: str, what: str) -> Any:
+    """Parse operator-supplied JSON strictly (no duplicate members, bounded nesting)."""
+    try:
+        return _json.loads(text.encode("utf-8", "surrogatepass"), max_depth=_MAX_JWKS_DEPTH)
+    except UnicodeError:
+        raise KeyringError(f"{what} is not valid UTF-8 text") from None
+    except json.JSONDecodeError as exc:  # its message gives a position, never the text
+        raise KeyringError(f"{what} is not JSON: {exc.msg} at character {exc.pos}") from None
+    except ValueError as exc:  # duplicate members, nesting, non-JSON numbers: fixed messages
+        raise KeyringError(f"{what} is not strict JSON: {exc}") from None
 
 
 def _check_kid(kid: object) -> str:
@@ -137,10 +153,7 @@ class Key:
         thumbprint. Base64url members must be canonical and unpadded.
         """
         if isinstance(jwk, str):
-            try:
-                jwk = json.loads(jwk)
-            except ValueError:
-                raise KeyringError("a JWK must be JSON text") from None
+            jwk = _parse_json(jwk, "a JWK")
         if not isinstance(jwk, Mapping):
             raise KeyringError("a JWK must be a JSON object")
         kty = jwk.get("kty")
@@ -391,10 +404,7 @@ class Keyring:
     def from_jwks(cls, jwks: Mapping[str, Any] | str) -> Keyring:
         """Load a JWKS (``{"keys": [...]}``, a mapping or its JSON text); first key signs."""
         if isinstance(jwks, str):
-            try:
-                jwks = json.loads(jwks)
-            except ValueError:
-                raise KeyringError("a JWKS must be JSON text") from None
+            jwks = _parse_json(jwks, "a JWKS")
         if not isinstance(jwks, Mapping) or not isinstance(jwks.get("keys"), list):
             raise KeyringError('a JWKS must be a JSON object with a "keys" array')
         return cls(Key.from_jwk(jwk) for jwk in jwks["keys"])
@@ -417,16 +427,17 @@ class Keyring:
                 f"{MIN_SECRET_BYTES} bytes ({_KEYGEN_ADVICE})"
             )
         if value.startswith("{"):
-            try:
-                document = json.loads(value)
-            except ValueError:
-                raise KeyringError(
-                    f"the environment variable {name} starts with '{{' but is not JSON"
-                ) from None
+            document = _parse_json(value, f"the environment variable {name}")
             if isinstance(document, dict) and "keys" in document:
                 return cls.from_jwks(document)
             return cls([Key.from_jwk(document)])
-        return cls([Key.from_secret(_secret_from_text(value, name))])
+        secret = _secret_from_text(value, name)
+        if len(secret) < MIN_SECRET_BYTES:
+            raise KeyringError(
+                f"the environment variable {name} holds a secret of {len(secret)} bytes; HS256 needs "
+                f"at least {MIN_SECRET_BYTES} random bytes: {_KEYGEN_ADVICE}"
+            )
+        return cls([Key.from_secret(secret)])
 
     def public_jwks(self) -> dict[str, list[dict[str, str]]]:
         """The JWKS of the Ed25519 public keys, for verify-only replicas. HS256 secrets are left out."""

@@ -4,10 +4,14 @@
 :mod:`~mrtr_state.jws` for the compact serialization and header, and
 :mod:`~mrtr_state.claims` for the claim set. It holds configuration only, so one
 sealer can be shared by every thread of a server.
+
+It implements rule AGT-18 of the Agent Wranglers agents-as-users playbook:
+https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -17,7 +21,7 @@ from mrtr_state import _b64, _json, claims, jws
 from mrtr_state.canonical import arguments_digest
 from mrtr_state.errors import InvalidRequestState
 from mrtr_state.keys import SIGNATURE_BYTES, Key, Keyring
-from mrtr_state.replay import ReplayStore, ReplayStoreError, replay_key
+from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
 from mrtr_state.target import audience
 
 __all__ = [
@@ -37,7 +41,7 @@ DEFAULT_MAX_LIFETIME: Final = 600
 DEFAULT_LEEWAY: Final = 0
 #: The largest leeway a verifier may configure, in seconds.
 MAX_LEEWAY: Final = 300
-#: The default size cap of a token, in characters (profile, section 5, step 1).
+#: The default size cap of a token, in bytes of its UTF-8 encoding (profile, section 5, step 1).
 DEFAULT_MAX_TOKEN_BYTES: Final = 8192
 _MIN_TOKEN_BYTES: Final = 512
 _JTI_BYTES: Final = 16
@@ -66,16 +70,19 @@ class StateSealer:
     Args:
         ring: the keys; the first signs, every key verifies.
         issuer: this server's identity, written to and required in ``iss``.
-        ttl: lifetime of minted tokens in seconds (default 600).
+        ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
+            when that is shorter).
         max_lifetime: the longest ``exp - iat`` this verifier accepts (default 600;
             at least ``ttl``; raise both together for longer-lived state).
         leeway: seconds of clock skew allowed on ``exp`` and ``iat`` (default 0).
         max_token_bytes: the size cap, checked before any decoding (default 8192).
         clock: returns the current time in seconds since the epoch.
         entropy: returns that many random bytes (used for ``jti``).
-        replay_store: where :meth:`open` with ``consume=True`` records redeemed
-            tokens (see :mod:`mrtr_state.replay`); without one, ``consume=True``
-            is a configuration error.
+        replay_store: where ``consume=True`` records redeemed tokens (see
+            :mod:`mrtr_state.replay`): a :class:`~mrtr_state.ReplayStore` for
+            :meth:`open` and :meth:`open_async`, or an
+            :class:`~mrtr_state.replay.AsyncReplayStore` for :meth:`open_async`
+            only. Without one, ``consume=True`` is a configuration error.
 
     A sealer holds no mutable state and is safe to share between threads.
     """
@@ -88,6 +95,7 @@ class StateSealer:
         "_leeway",
         "_max_lifetime",
         "_max_token_bytes",
+        "_replay_async",
         "_replay_store",
         "_ring",
         "_signing_header",
@@ -103,7 +111,8 @@ class StateSealer:
     _clock: Callable[[], float]
     _entropy: Callable[[int], bytes]
     _known_headers: dict[str, Key]
-    _replay_store: ReplayStore | None
+    _replay_store: ReplayStore | AsyncReplayStore | None
+    _replay_async: bool
     _signing_header: str
 
     def __init__(
@@ -111,18 +120,18 @@ class StateSealer:
         ring: Keyring,
         *,
         issuer: str,
-        ttl: int = DEFAULT_TTL,
+        ttl: int | None = None,
         max_lifetime: int = DEFAULT_MAX_LIFETIME,
         leeway: int = DEFAULT_LEEWAY,
         max_token_bytes: int = DEFAULT_MAX_TOKEN_BYTES,
         clock: Callable[[], float] = time.time,
         entropy: Callable[[int], bytes] = os.urandom,
-        replay_store: ReplayStore | None = None,
+        replay_store: ReplayStore | AsyncReplayStore | None = None,
     ) -> None:
         if not isinstance(ring, Keyring):
             raise TypeError(f"ring must be a Keyring, not {type(ring).__name__}")
-        ttl = _positive_int("ttl", ttl, 1)
         max_lifetime = _positive_int("max_lifetime", max_lifetime, 1)
+        ttl = _positive_int("ttl", min(DEFAULT_TTL, max_lifetime) if ttl is None else ttl, 1)
         if ttl > max_lifetime:
             raise ValueError(f"ttl ({ttl} s) must not exceed max_lifetime ({max_lifetime} s)")
         if not callable(clock) or not callable(entropy):
@@ -139,6 +148,7 @@ class StateSealer:
             "_clock": clock,
             "_entropy": entropy,
             "_replay_store": replay_store,
+            "_replay_async": is_async_store(replay_store),
             # The exact header segments this ring's keys are minted with: a token
             # carrying one of them needs no header parsing (steps 4 to 9 hold by
             # construction). Any other header takes the full path.
@@ -177,8 +187,13 @@ class StateSealer:
 
     @property
     def max_token_bytes(self) -> int:
-        """The size cap, in characters."""
+        """The size cap, in bytes."""
         return self._max_token_bytes
+
+    @property
+    def replay_store(self) -> ReplayStore | AsyncReplayStore | None:
+        """The store ``consume=True`` redeems in, or ``None`` (then ``consume=True`` is an error)."""
+        return self._replay_store
 
     def seal(
         self,
@@ -226,7 +241,7 @@ class StateSealer:
         size = len(header) + 2 + (len(payload) * 4 + 2) // 3 + (SIGNATURE_BYTES[key.alg] * 4 + 2) // 3
         if size > self._max_token_bytes:
             raise ValueError(
-                f"the sealed state would be {size} characters, over the cap of "
+                f"the sealed state would be {size} bytes, over the cap of "
                 f"{self._max_token_bytes}; keep less in requestState"
             )
         return jws.sign(key, header, payload)
@@ -247,13 +262,83 @@ class StateSealer:
         ``user``, the target and ``arguments`` are those of the retry being
         served; the token must have been sealed for the same ones, by a key in the
         ring, within its lifetime. With ``consume=True`` the token is also
-        redeemed in the sealer's replay store, so it opens at most once
-        (``replayed`` the second time, ``store_unavailable`` if the store cannot
-        answer). Every failure raises :class:`~mrtr_state.InvalidRequestState`
-        with a reason code; no other exception escapes for any token.
+        redeemed in the sealer's replay store, after every other check, so it
+        opens at most once (``replayed`` the second time, ``store_unavailable`` if
+        the store cannot answer). Every failure raises
+        :class:`~mrtr_state.InvalidRequestState` with a reason code; no other
+        exception escapes for any token.
+
+        Raises:
+            ValueError: ``consume=True`` on a sealer without a replay store.
+            TypeError: ``consume=True`` with an async store (use :meth:`open_async`).
         """
-        if consume and self._replay_store is None:
+        store = self._store_for(consume, awaiting=False)
+        valid = self._verify(token, user, tool, prompt, resource, arguments)
+        if store is not None:
+            key, expires_at = self._redemption(valid)
+            try:
+                first = store.redeem(key, expires_at=expires_at)
+            except Exception as exc:  # a faulty store fails closed, never open
+                raise _unavailable(exc) from None
+            if inspect.isawaitable(first):  # an async redeem the constructor could not see
+                if inspect.iscoroutine(first):
+                    first.close()
+                raise TypeError(_ASYNC_STORE_IN_SYNC_OPEN)
+            _settle(first)
+        return valid["state"]
+
+    async def open_async(
+        self,
+        token: str,
+        *,
+        user: str,
+        tool: str | None = None,
+        prompt: str | None = None,
+        resource: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        consume: bool = False,
+    ) -> Any:
+        """:meth:`open` for async servers: the same checks, then an awaited redemption.
+
+        With ``consume=True`` and an :class:`~mrtr_state.replay.AsyncReplayStore`
+        (such as :class:`~mrtr_state.replay_redis.AsyncRedisReplayStore`) the
+        redemption is awaited; a synchronous store is called directly (fine for
+        :class:`~mrtr_state.MemoryReplayStore`, which never blocks on I/O).
+        Verification itself is CPU work of microseconds and is not offloaded.
+        """
+        store = self._store_for(consume, awaiting=True)
+        valid = self._verify(token, user, tool, prompt, resource, arguments)
+        if store is not None:
+            key, expires_at = self._redemption(valid)
+            try:
+                answer = store.redeem(key, expires_at=expires_at)
+                first = await answer if inspect.isawaitable(answer) else answer
+            except Exception as exc:  # a faulty store fails closed, never open
+                raise _unavailable(exc) from None
+            _settle(first)
+        return valid["state"]
+
+    def _store_for(self, consume: bool, *, awaiting: bool) -> ReplayStore | AsyncReplayStore | None:
+        """The store to redeem in, or ``None``; configuration errors before any work."""
+        if not consume:
+            return None
+        store = self._replay_store
+        if store is None:
             raise ValueError("open(consume=True) needs a StateSealer made with a replay_store")
+        if self._replay_async and not awaiting:
+            raise TypeError(_ASYNC_STORE_IN_SYNC_OPEN)
+        return store
+
+    def _verify(
+        self,
+        token: str,
+        user: str,
+        tool: str | None,
+        prompt: str | None,
+        resource: str | None,
+        arguments: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        """Steps 1 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
         aud = audience(tool=tool, prompt=prompt, resource=resource)
         user = _non_empty("user", user)
         header, payload, signature = jws.split(token, self._max_token_bytes)
@@ -261,7 +346,7 @@ class StateSealer:
         if key is None:
             key = jws.key_for_header(jws.decode_header(header), self._ring)
         jws.verify_signature(key, header, payload, signature)
-        valid = claims.validate(
+        return claims.validate(
             jws.decode_payload(payload),
             now=int(self._clock()),
             leeway=self._leeway,
@@ -271,23 +356,37 @@ class StateSealer:
             aud=aud,
             arguments=arguments,
         )
-        if consume:
-            self._redeem(valid)
-        return valid["state"]
 
-    def _redeem(self, valid: dict[str, Any]) -> None:
-        """Step 20: record the token's id; refuse a second redemption (fail closed)."""
-        store = self._replay_store
-        assert store is not None  # noqa: S101  (checked by open before any work)
-        try:
-            first = store.redeem(
-                replay_key(valid["iss"], valid["jti"]), expires_at=valid["exp"] + self._leeway
-            )
-        except ReplayStoreError as exc:
-            raise InvalidRequestState("store_unavailable", str(exc)) from None
-        except Exception as exc:  # a faulty custom store must fail closed, never open
-            raise InvalidRequestState(
-                "store_unavailable", f"the replay store raised {type(exc).__name__}"
-            ) from None
-        if first is not True:
-            raise InvalidRequestState("replayed", "this token has already been redeemed")
+    def _redemption(self, valid: dict[str, Any]) -> tuple[str, int]:
+        """Step 20's store key and retention for a verified token.
+
+        The key is the issuer-scoped ``jti``. The retention runs to ``exp`` plus
+        twice the leeway: a replica accepts the token until its own clock reads
+        ``exp + leeway``, and the leeway also bounds how far that clock may run
+        behind the clock of the replica that redeemed it and measures the
+        retention. With the default leeway of 0 this is ``exp``.
+        """
+        return replay_key(valid["iss"], valid["jti"]), valid["exp"] + 2 * self._leeway
+
+
+_ASYNC_STORE_IN_SYNC_OPEN: Final = (
+    "this sealer's replay store is asynchronous; redeem with await sealer.open_async(..., consume=True)"
+)
+
+
+def _unavailable(exc: Exception) -> InvalidRequestState:
+    """The refusal for a store that raised: its own message if it is a store error."""
+    if isinstance(exc, ReplayStoreError):
+        return InvalidRequestState("store_unavailable", str(exc))
+    return InvalidRequestState("store_unavailable", f"the replay store raised {type(exc).__name__}")
+
+
+def _settle(first: object) -> None:
+    """Step 20's verdict: ``True`` wins, ``False`` is a replay, anything else is unknown."""
+    if first is True:
+        return
+    if first is False:
+        raise InvalidRequestState("replayed", "this token has already been redeemed")
+    raise InvalidRequestState(
+        "store_unavailable", f"the replay store answered {type(first).__name__}, not a bool"
+    )

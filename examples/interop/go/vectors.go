@@ -1,0 +1,127 @@
+package main
+
+// The vectors command: every vector of spec/vectors (profile, section 12) through
+// the same code paths as verify jobs, and every argument vector through RFC 8785.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/gowebpki/jcs"
+)
+
+// vectorsFailed is the error when at least one vector failed (exit status 1).
+type vectorsFailed struct{ failed int }
+
+func (e vectorsFailed) Error() string { return fmt.Sprintf("%d vectors failed", e.failed) }
+
+func checkVectors(dir string, out io.Writer) error {
+	var keys struct {
+		VerifierJWKS json.RawMessage `json:"verifier_jwks"`
+	}
+	var tokens struct {
+		Defaults struct {
+			Issuer        string `json:"issuer"`
+			MaxLifetime   int64  `json:"max_lifetime"`
+			Leeway        int64  `json:"leeway"`
+			MaxTokenBytes int64  `json:"max_token_bytes"`
+		} `json:"defaults"`
+		Vectors []struct {
+			ID          string  `json:"id"`
+			Description string  `json:"description"`
+			Expected    verdict `json:"expected"`
+			verifyRequest
+		} `json:"vectors"`
+	}
+	var arguments struct {
+		Vectors []struct {
+			ID        string          `json:"id"`
+			Arguments json.RawMessage `json:"arguments"`
+			Canonical string          `json:"canonical"`
+			Digest    string          `json:"digest"`
+		} `json:"vectors"`
+	}
+	for name, into := range map[string]any{"keys.json": &keys, "tokens.json": &tokens, "arguments.json": &arguments} {
+		text, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil {
+			err = json.Unmarshal(text, into)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	ring, err := parseJWKS(keys.VerifierJWKS)
+	if err != nil {
+		return fmt.Errorf("keys.json verifier_jwks: %w", err)
+	}
+	passed, failed := 0, 0
+	report := func(ok bool, id, got, want string) {
+		if ok {
+			passed++
+			fmt.Fprintf(out, "PASS %s: %s\n", id, got)
+		} else {
+			failed++
+			fmt.Fprintf(out, "FAIL %s: %s, expected %s\n", id, got, want)
+		}
+	}
+	for _, vector := range tokens.Vectors {
+		job := vector.verifyRequest
+		if job.Issuer == "" {
+			job.Issuer = tokens.Defaults.Issuer
+		}
+		if job.MaxLifetime == nil {
+			job.MaxLifetime = &tokens.Defaults.MaxLifetime
+		}
+		if job.Leeway == nil {
+			job.Leeway = &tokens.Defaults.Leeway
+		}
+		if job.MaxTokenBytes == nil {
+			job.MaxTokenBytes = &tokens.Defaults.MaxTokenBytes
+		}
+		got, err := job.run(ring)
+		if err != nil {
+			return fmt.Errorf("vector %s: %w", vector.ID, err)
+		}
+		report(sameVerdict(got, vector.Expected), vector.ID, describe(got), describe(vector.Expected))
+	}
+	for _, vector := range arguments.Vectors {
+		canonical, err := jcs.Transform(vector.Arguments)
+		digest := argumentsDigest(vector.Arguments)
+		got := fmt.Sprintf("canonical %s, digest %s", canonical, digest)
+		if err != nil {
+			got = "not canonicalized: " + err.Error()
+		}
+		ok := err == nil && string(canonical) == vector.Canonical && digest == vector.Digest
+		report(ok, vector.ID, got, fmt.Sprintf("canonical %s, digest %s", vector.Canonical, vector.Digest))
+	}
+	fmt.Fprintf(out, "%d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		return vectorsFailed{failed}
+	}
+	return nil
+}
+
+// sameVerdict compares verdicts; states are equal when their RFC 8785 forms are
+// (so 1.0 and 1 are the same number, as in every JSON reader).
+func sameVerdict(got, want verdict) bool {
+	if got.Valid != want.Valid || got.Reason != want.Reason {
+		return false
+	}
+	if !got.Valid {
+		return true
+	}
+	a, errA := jcs.Transform(got.State)
+	b, errB := jcs.Transform(want.State)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+func describe(v verdict) string {
+	if v.Valid {
+		return "valid"
+	}
+	return "refused " + v.Reason
+}

@@ -1,0 +1,303 @@
+package mrtrstate.interop;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The interop program: {@code vectors <dir>}, {@code verify} and {@code mint} (see tests/interop/harness.py).
+ *
+ * <p>{@code verify} and {@code mint} read {@code {"jobs": [...]}} on stdin and write {@code {"results": [...]}}
+ * on stdout. A job that cannot be run (unreadable JSON, a missing field, an unusable key) stops the program
+ * with a message on stderr and exit status 2; a refused token is a result, not an error.
+ */
+public final class Main {
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private Main() {}
+
+    public static void main(String[] args) {
+        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+        int status;
+        try {
+            status = run(args, out);
+        } catch (BadJob e) {
+            System.err.println("interop: " + e.getMessage());
+            status = 2;
+        }
+        out.flush();
+        System.exit(status);
+    }
+
+    private static int run(String[] args, PrintStream out) throws BadJob {
+        if (args.length == 2 && args[0].equals("vectors")) {
+            return vectors(Path.of(args[1]), out);
+        }
+        if (args.length == 1 && (args[0].equals("verify") || args[0].equals("mint"))) {
+            JsonNode input = StrictJson.parseJob(readStdin(), "stdin");
+            if (!input.path("jobs").isArray()) {
+                throw new BadJob("stdin must be {\"jobs\": [...]}");
+            }
+            ArrayNode results = NODES.arrayNode();
+            int index = 0;
+            for (JsonNode job : input.get("jobs")) {
+                try {
+                    results.add(args[0].equals("verify") ? verifyJob(job) : mintJob(job));
+                } catch (BadJob e) {
+                    throw new BadJob("job " + index + ": " + e.getMessage());
+                }
+                index++;
+            }
+            ObjectNode output = NODES.objectNode();
+            output.set("results", results);
+            out.println(StrictJson.write(output));
+            return 0;
+        }
+        throw new BadJob("usage: interop vectors <dir> | interop verify | interop mint");
+    }
+
+    // --- verify -----------------------------------------------------------------------------------------
+
+    private static ObjectNode verifyJob(JsonNode job) throws BadJob {
+        requireObject(job, "a verify job");
+        StateVerifier.Options options = new StateVerifier.Options(
+                KeyRing.fromJwks(job.get("keys")),
+                text(job, "issuer"),
+                integer(job, "max_lifetime", 600, 1),
+                integer(job, "leeway", 0, 0),
+                integer(job, "max_token_bytes", 8192, 1));
+        if (options.leeway() > 300) {
+            throw new BadJob("'leeway' is at most 300 seconds");
+        }
+        StateVerifier.Request request = new StateVerifier.Request(
+                text(job, "user"), audience(job), arguments(job, true), integer(job, "now", null, 0));
+        return verdict(new StateVerifier(options), job.get("token"), request);
+    }
+
+    private static ObjectNode verdict(StateVerifier verifier, JsonNode token, StateVerifier.Request request) {
+        ObjectNode result = NODES.objectNode();
+        try {
+            JsonNode state = verifier.verify(token, request);
+            result.put("valid", true);
+            result.set("state", state);
+        } catch (Refusal refusal) {
+            result.put("valid", false);
+            result.put("reason", refusal.reason());
+        }
+        return result;
+    }
+
+    // --- mint -------------------------------------------------------------------------------------------
+
+    private static ObjectNode mintJob(JsonNode job) throws BadJob {
+        requireObject(job, "a mint job");
+        if (!job.has("state")) {
+            throw new BadJob("'state' is required (it may be null)");
+        }
+        JsonNode jti = job.get("jti");
+        if (jti != null && !jti.isTextual()) {
+            throw new BadJob("'jti' must be a string");
+        }
+        StateMinter.Claims claims = new StateMinter.Claims(
+                text(job, "issuer"),
+                text(job, "user"),
+                audience(job),
+                arguments(job, false),
+                integer(job, "now", null, 0),
+                integer(job, "ttl", null, 1),
+                job.get("state"),
+                jti == null ? null : jti.textValue());
+        ObjectNode result = NODES.objectNode();
+        result.put("token", StateMinter.mint(KeyRing.load(job.get("key")), claims));
+        return result;
+    }
+
+    // --- vectors ----------------------------------------------------------------------------------------
+
+    private static int vectors(Path dir, PrintStream out) throws BadJob {
+        JsonNode keys = StrictJson.parseJob(read(dir.resolve("keys.json")), "keys.json");
+        JsonNode tokens = StrictJson.parseJob(read(dir.resolve("tokens.json")), "tokens.json");
+        JsonNode arguments = StrictJson.parseJob(read(dir.resolve("arguments.json")), "arguments.json");
+        KeyRing ring = KeyRing.fromJwks(keys.get("verifier_jwks"));
+        JsonNode defaults = tokens.path("defaults");
+        int passed = 0;
+        int failed = 0;
+
+        for (JsonNode vector : tokens.path("vectors")) {
+            String id = vector.path("id").asText();
+            JsonNode settings = merged(defaults, vector);
+            StateVerifier verifier = new StateVerifier(new StateVerifier.Options(ring,
+                    text(settings, "issuer"),
+                    integer(settings, "max_lifetime", null, 1),
+                    integer(settings, "leeway", null, 0),
+                    integer(settings, "max_token_bytes", null, 1)));
+            StateVerifier.Request request = new StateVerifier.Request(text(vector, "user"), audience(vector),
+                    arguments(vector, true), integer(vector, "now", null, 0));
+            ObjectNode actual = verdict(verifier, vector.get("token"), request);
+            JsonNode expected = vector.get("expected");
+            boolean ok = sameVerdict(actual, expected);
+            out.printf("%s %s: got %s, expected %s%n",
+                    ok ? "pass" : "FAIL", id, describe(actual), describe(expected));
+            if (ok) {
+                passed++;
+            } else {
+                failed++;
+            }
+        }
+
+        for (JsonNode vector : arguments.path("vectors")) {
+            String id = "arguments/" + vector.path("id").asText();
+            String canonical;
+            String digest;
+            try {
+                canonical = ArgumentDigest.canonicalize(vector.get("arguments"));
+                digest = ArgumentDigest.digest(vector.get("arguments"));
+            } catch (IOException e) {
+                canonical = "(cannot canonicalize: " + e.getMessage() + ")";
+                digest = "";
+            }
+            boolean ok = canonical.equals(vector.path("canonical").asText())
+                    && digest.equals(vector.path("digest").asText());
+            if (ok) {
+                out.printf("pass %s: canonical and digest match%n", id);
+                passed++;
+            } else {
+                out.printf("FAIL %s: got %s %s, expected %s %s%n", id, canonical, digest,
+                        vector.path("canonical").asText(), vector.path("digest").asText());
+                failed++;
+            }
+        }
+        out.printf("%d passed, %d failed%n", passed, failed);
+        return failed == 0 ? 0 : 1;
+    }
+
+    /** Same verdict, same reason, and for a valid token the same state (compared as RFC 8785 text). */
+    private static boolean sameVerdict(JsonNode actual, JsonNode expected) {
+        if (expected == null || actual.path("valid").asBoolean() != expected.path("valid").asBoolean()) {
+            return false;
+        }
+        if (!actual.path("valid").asBoolean()) {
+            return actual.path("reason").asText().equals(expected.path("reason").asText());
+        }
+        try { // wrapped in an array: the canonicalizer takes objects and arrays only, a state may be a scalar
+            return ArgumentDigest.canonicalize(NODES.arrayNode().add(actual.get("state")))
+                    .equals(ArgumentDigest.canonicalize(NODES.arrayNode().add(expected.get("state"))));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static String describe(JsonNode verdict) {
+        return verdict.path("valid").asBoolean() ? "valid" : verdict.path("reason").asText("?");
+    }
+
+    private static JsonNode merged(JsonNode defaults, JsonNode vector) {
+        ObjectNode settings = defaults.isObject() ? ((ObjectNode) defaults).deepCopy() : NODES.objectNode();
+        for (String name : List.of("issuer", "max_lifetime", "leeway", "max_token_bytes")) {
+            if (vector.has(name)) {
+                settings.set(name, vector.get(name));
+            }
+        }
+        return settings;
+    }
+
+    // --- job fields -------------------------------------------------------------------------------------
+
+    private static void requireObject(JsonNode job, String what) throws BadJob {
+        if (job == null || !job.isObject()) {
+            throw new BadJob(what + " must be a JSON object");
+        }
+    }
+
+    private static String text(JsonNode job, String name) throws BadJob {
+        JsonNode value = job.get(name);
+        if (value == null || !value.isTextual() || value.textValue().isEmpty()) {
+            throw new BadJob("'" + name + "' must be a non-empty string");
+        }
+        return value.textValue();
+    }
+
+    /** An integer field of at least {@code minimum}; {@code fallback} when absent (null: required). */
+    private static long integer(JsonNode job, String name, Integer fallback, long minimum) throws BadJob {
+        JsonNode value = job.get(name);
+        if (value == null && fallback != null) {
+            return fallback;
+        }
+        if (value == null || !value.isIntegralNumber() || !value.canConvertToLong() || value.longValue() < minimum
+                || value.longValue() > 9007199254740991L) {
+            throw new BadJob("'" + name + "' must be an integer from " + minimum + " to 2^53 - 1");
+        }
+        return value.longValue();
+    }
+
+    /** The target as {@code aud}: exactly one of tool, prompt, resource (profile, section 3.5). */
+    private static String audience(JsonNode job) throws BadJob {
+        List<String> methods = new ArrayList<>();
+        String aud = null;
+        for (String[] kind : new String[][] {{"tool", "tools/call"}, {"prompt", "prompts/get"},
+                {"resource", "resources/read"}}) {
+            if (job.has(kind[0])) {
+                methods.add(kind[0]);
+                aud = kind[1] + ":" + text(job, kind[0]);
+            }
+        }
+        if (methods.size() != 1) {
+            throw new BadJob("give exactly one of 'tool', 'prompt', 'resource'");
+        }
+        return aud;
+    }
+
+    /** The request's arguments object; when absent, {} for a verifier (profile, 3.4) and none for a minter. */
+    private static JsonNode arguments(JsonNode job, boolean absentIsEmpty) throws BadJob {
+        JsonNode value = job.get("arguments");
+        if (value == null) {
+            return absentIsEmpty ? NODES.objectNode() : null;
+        }
+        if (!value.isObject()) {
+            throw new BadJob("'arguments' must be a JSON object");
+        }
+        return value;
+    }
+
+    // --- input ------------------------------------------------------------------------------------------
+
+    private static String readStdin() throws BadJob {
+        try (InputStream in = System.in) {
+            return utf8(in.readAllBytes(), "stdin");
+        } catch (IOException e) {
+            throw new BadJob("cannot read stdin: " + e.getMessage());
+        }
+    }
+
+    private static String read(Path file) throws BadJob {
+        try {
+            return utf8(Files.readAllBytes(file), file.toString());
+        } catch (IOException e) {
+            throw new BadJob("cannot read " + file + ": " + e.getMessage());
+        }
+    }
+
+    private static String utf8(byte[] bytes, String what) throws BadJob {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new BadJob(what + " is not valid UTF-8");
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! The request binding (profile, section 3.4): `args_sha256 = BASE64URL(SHA-256(JCS(arguments)))`.
+//!
+//! JCS (RFC 8785) comes from `serde_jcs`: members sorted by UTF-16 code units, JSON string
+//! escaping, and numbers printed as ECMAScript prints the IEEE 754 double (via `ryu-js`).
+//!
+//! Gotcha: serde_json reads `9007199254740993` as the exact u64, not as a double. RFC 8785 and the
+//! profile treat every number as a double, so it must be written as the nearest double,
+//! `9007199254740992`. serde_jcs 0.2 does this (it formats every integer through `as f64`, which
+//! rounds to nearest); `spec/vectors/arguments.json` ("integers-beyond-2-53") checks it. An integer
+//! beyond u64 already arrives from serde_json as the nearest double.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The RFC 8785 canonical UTF-8 JSON of `value`.
+pub fn canonicalize(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
+    serde_jcs::to_vec(value)
+}
+
+/// The argument digest of `arguments` (a JSON object; a request without arguments has `{}`).
+pub fn arguments_digest(arguments: &Value) -> Result<String, serde_json::Error> {
+    Ok(URL_SAFE_NO_PAD.encode(Sha256::digest(canonicalize(arguments)?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::canonicalize;
+
+    fn jcs(text: &str) -> String {
+        String::from_utf8(canonicalize(&serde_json::from_str(text).unwrap()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn integers_beyond_2_53_are_written_as_the_nearest_double() {
+        assert_eq!(jcs("[9007199254740993]"), "[9007199254740992]");
+        assert_eq!(jcs("[18446744073709551615]"), "[18446744073709552000]");
+        assert_eq!(jcs("[-9007199254740993]"), "[-9007199254740992]");
+        assert_eq!(jcs("[100000000000000000000000]"), "[1e+23]");
+    }
+
+    #[test]
+    fn numbers_follow_ecmascript_formatting() {
+        assert_eq!(
+            jcs("[1.0, -0.0, 1e21, 1e20, 1e-6, 1e-7, 5e-324]"),
+            "[1,0,1e+21,100000000000000000000,0.000001,1e-7,5e-324]"
+        );
+    }
+
+    #[test]
+    fn members_are_sorted_by_utf16_code_units() {
+        assert_eq!(
+            jcs(r#"{"\ufffd":1,"\ud800\udc00":2,"\ue000":3}"#),
+            "{\"\u{10000}\":2,\"\u{e000}\":3,\"\u{fffd}\":1}"
+        );
+    }
+}

@@ -1,0 +1,191 @@
+//! Keys (profile, section 7): JWKs read by jsonwebtoken, plus the checks the profile asks on load.
+//!
+//! jsonwebtoken parses the JWK (`jwk::Jwk`), turns it into a verification key
+//! (`DecodingKey::from_jwk`) and computes its RFC 7638 thumbprint (`Jwk::thumbprint`). It checks
+//! neither lengths nor `alg`/`use`, so this module adds: an HS256 secret of at least 32 bytes, a
+//! 32-byte Ed25519 key (the rust_crypto verifier slices the first 32 bytes and would panic on a
+//! shorter one), canonical unpadded base64url members, `x` equal to the public key of `d`, and a
+//! well-formed `kid`. Any problem is an error when the key is loaded, never when a token is checked.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, ThumbprintHash};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
+use serde_json::{Map, Value};
+
+/// A key that verifies: its id, the one algorithm it is used with, and the library's key.
+pub struct VerifyingKey {
+    pub kid: String,
+    pub alg: Algorithm,
+    pub key: DecodingKey,
+}
+
+/// A key that signs (for `mint`).
+pub struct SigningKey {
+    pub kid: String,
+    pub alg: Algorithm,
+    pub key: EncodingKey,
+}
+
+/// A verifier's key ring: every key verifies; looked up by `kid`.
+pub struct Ring(Vec<VerifyingKey>);
+
+impl Ring {
+    /// Loads a JWKS (`{"keys": [...]}`); kids must be distinct.
+    pub fn from_jwks(jwks: &Value) -> Result<Ring, String> {
+        let keys = jwks
+            .get("keys")
+            .and_then(Value::as_array)
+            .ok_or("the key set must be an object with a \"keys\" array")?;
+        let mut ring: Vec<VerifyingKey> = Vec::with_capacity(keys.len());
+        for (i, jwk) in keys.iter().enumerate() {
+            let loaded = load(jwk).map_err(|e| format!("key {i}: {e}"))?;
+            if ring.iter().any(|k| k.kid == loaded.kid) {
+                return Err(format!("key {i}: a second key with the same kid"));
+            }
+            let key = DecodingKey::from_jwk(&loaded.jwk).map_err(|e| format!("key {i}: {e}"))?;
+            ring.push(VerifyingKey {
+                kid: loaded.kid,
+                alg: loaded.alg,
+                key,
+            });
+        }
+        Ok(Ring(ring))
+    }
+
+    /// The key named `kid`, if the ring holds one.
+    pub fn get(&self, kid: &str) -> Option<&VerifyingKey> {
+        self.0.iter().find(|key| key.kid == kid)
+    }
+}
+
+/// Loads a private JWK: `oct` with `k`, or `OKP` Ed25519 with `x` and `d`.
+pub fn signing_key(jwk: &Value) -> Result<SigningKey, String> {
+    let loaded = load(jwk)?;
+    let key = match loaded.alg {
+        Algorithm::HS256 => EncodingKey::from_secret(&loaded.secret).map_err(|e| e.to_string())?,
+        _ => EncodingKey::from_ed_der(&pkcs8_ed25519(
+            loaded
+                .private
+                .as_deref()
+                .ok_or("an Ed25519 signing key needs \"d\"")?,
+        )),
+    };
+    Ok(SigningKey {
+        kid: loaded.kid,
+        alg: loaded.alg,
+        key,
+    })
+}
+
+/// What `load` learned from one JWK.
+struct Loaded {
+    jwk: Jwk,
+    alg: Algorithm,
+    kid: String,
+    /// The HS256 secret (`k`) or the Ed25519 public key (`x`).
+    secret: Vec<u8>,
+    /// The Ed25519 private key (`d`), when present.
+    private: Option<Vec<u8>>,
+}
+
+fn load(value: &Value) -> Result<Loaded, String> {
+    let members = value.as_object().ok_or("a JWK must be a JSON object")?;
+    // The parser's message could quote a member's value, so it is not passed on.
+    let jwk: Jwk = serde_json::from_value(value.clone()).map_err(|_| {
+        "not a JWK that jsonwebtoken can read (kty, crv, k or x missing or mistyped)"
+    })?;
+    if !matches!(text(members, "use")?, None | Some("sig")) {
+        return Err("\"use\" must be \"sig\"".into());
+    }
+    let declared = text(members, "alg")?;
+    let (alg, secret, private) = match &jwk.algorithm {
+        AlgorithmParameters::OctetKey(params) => {
+            if !matches!(declared, None | Some("HS256")) {
+                return Err("an oct key's \"alg\" must be HS256".into());
+            }
+            let secret = base64url("k", &params.value)?;
+            if secret.len() < 32 {
+                return Err("an HS256 secret must be at least 32 bytes".into());
+            }
+            (Algorithm::HS256, secret, None)
+        }
+        AlgorithmParameters::OctetKeyPair(params) if params.curve == EllipticCurve::Ed25519 => {
+            if !matches!(declared, None | Some("EdDSA") | Some("Ed25519")) {
+                return Err("an Ed25519 key's \"alg\" must be EdDSA".into());
+            }
+            let public = base64url("x", &params.x)?;
+            if public.len() != 32 {
+                return Err("an Ed25519 \"x\" must be 32 bytes".into());
+            }
+            let private = match text(members, "d")? {
+                None => None,
+                Some(d) => Some(base64url("d", d)?),
+            };
+            if let Some(d) = &private {
+                if d.len() != 32 {
+                    return Err("an Ed25519 \"d\" must be 32 bytes".into());
+                }
+                // The library derives the public key of d; it must be the x given.
+                let derived = Jwk::from_encoding_key(
+                    &EncodingKey::from_ed_der(&pkcs8_ed25519(d)),
+                    Algorithm::EdDSA,
+                )
+                .map_err(|e| e.to_string())?;
+                if !matches!(&derived.algorithm, AlgorithmParameters::OctetKeyPair(p) if p.x == params.x)
+                {
+                    return Err("\"x\" is not the public key of \"d\"".into());
+                }
+            }
+            (Algorithm::EdDSA, public, private)
+        }
+        _ => return Err("only oct (HS256) and OKP Ed25519 (EdDSA) keys are supported".into()),
+    };
+    let kid = match text(members, "kid")? {
+        Some(kid) if is_valid_kid(kid) => kid.to_owned(),
+        Some(_) => {
+            return Err("\"kid\" must be 1 to 128 printable ASCII characters without spaces".into())
+        }
+        // RFC 7638 over the required members, as the profile's section 7.4 asks.
+        None => jwk
+            .thumbprint(ThumbprintHash::SHA256)
+            .map_err(|e| e.to_string())?,
+    };
+    Ok(Loaded {
+        jwk,
+        alg,
+        kid,
+        secret,
+        private,
+    })
+}
+
+fn text<'a>(members: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, String> {
+    match members.get(name) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(format!("JWK member {name:?} must be a string")),
+    }
+}
+
+/// Canonical unpadded base64url only (the base64 crate's URL_SAFE_NO_PAD refuses padding and
+/// non-zero unused bits).
+fn base64url(name: &str, text: &str) -> Result<Vec<u8>, String> {
+    URL_SAFE_NO_PAD
+        .decode(text)
+        .map_err(|_| format!("JWK member {name:?} is not canonical unpadded base64url"))
+}
+
+fn is_valid_kid(kid: &str) -> bool {
+    (1..=128).contains(&kid.len()) && kid.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// An Ed25519 private key as the PKCS #8 v1 DER that `EncodingKey::from_ed_der` takes (RFC 8410:
+/// a fixed 16-byte prefix, then the 32-byte seed `d`).
+fn pkcs8_ed25519(d: &[u8]) -> Vec<u8> {
+    const PREFIX: [u8; 16] = [
+        0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04,
+        0x20,
+    ];
+    [&PREFIX[..], d].concat()
+}

@@ -1,0 +1,289 @@
+//! mrtr-state interop example for Rust: verifies and mints `requestState` tokens of the profile
+//! (spec/profile.md) with the `jsonwebtoken` crate.
+//!
+//! ```text
+//! interop vectors <dir>   check spec/vectors/{tokens,arguments}.json; one line per vector, then "N passed, M failed"
+//! interop verify          stdin {"jobs": [...]}  ->  stdout {"results": [{"valid": true, "state": ...} | {"valid": false, "reason": ...}]}
+//! interop mint            stdin {"jobs": [...]}  ->  stdout {"results": [{"token": ...}]}
+//! ```
+//!
+//! The job format is described in tests/interop/harness.py. A job that cannot be read (bad JSON, a
+//! missing field, an unusable key) stops the program with a message on stderr and exit status 2.
+
+mod digest;
+mod keys;
+mod mint;
+mod strict_json;
+mod verify;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+use crate::keys::Ring;
+use crate::verify::Request;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["vectors", dir] => vectors(Path::new(dir)),
+        ["verify"] => jobs(|job| verify_job(&object(job)?)).map(|()| true),
+        ["mint"] => jobs(mint_job).map(|()| true),
+        _ => Err(
+            "usage: interop vectors <dir> | interop verify | interop mint (jobs on stdin)".into(),
+        ),
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(message) => {
+            eprintln!("interop: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Reads `{"jobs": [...]}` from stdin, runs each, writes `{"results": [...]}` to stdout. Each job
+/// is handed over as its JSON text, so that a mint job's state can be read as written.
+fn jobs(run: fn(&RawValue) -> Result<Value, String>) -> Result<(), String> {
+    #[derive(Deserialize)]
+    struct Input<'a> {
+        #[serde(borrow)]
+        jobs: Vec<&'a RawValue>,
+    }
+    let mut input = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut input)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    let input: Input = serde_json::from_slice(&input)
+        .map_err(|e| format!("stdin is not {{\"jobs\": [...]}}: {e}"))?;
+    let mut results = Vec::with_capacity(input.jobs.len());
+    for (i, job) in input.jobs.into_iter().enumerate() {
+        results.push(run(job).map_err(|e| format!("job {i}: {e}"))?);
+    }
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, &json!({ "results": results }))
+        .map_err(|e| e.to_string())?;
+    writeln!(stdout).map_err(|e| e.to_string())
+}
+
+/// A verify job: `{"keys", "token", "issuer", "user", one of "tool"/"prompt"/"resource",
+/// "arguments"?, "now", "max_lifetime"?, "leeway"?, "max_token_bytes"?}`.
+fn verify_job(job: &Map<String, Value>) -> Result<Value, String> {
+    let ring = Ring::from_jwks(field(job, "keys")?)?;
+    let leeway = optional_count(job, "leeway", 0)?;
+    if leeway > 300 {
+        return Err("\"leeway\" must be at most 300 seconds".into());
+    }
+    let request = Request {
+        issuer: string(job, "issuer")?,
+        user: string(job, "user")?,
+        audience: audience(job)?,
+        arguments: arguments(job)?.unwrap_or_else(|| json!({})),
+        now: field(job, "now")?
+            .as_i64()
+            .ok_or("\"now\" must be an integer")?,
+        max_lifetime: optional_count(job, "max_lifetime", 600)?,
+        leeway,
+        max_token_bytes: usize::try_from(optional_count(job, "max_token_bytes", 8192)?)
+            .map_err(|e| e.to_string())?,
+    };
+    Ok(
+        match verify::verify(&ring, field(job, "token")?, &request) {
+            Ok(state) => json!({ "valid": true, "state": state }),
+            Err(reason) => json!({ "valid": false, "reason": reason.code() }),
+        },
+    )
+}
+
+/// A mint job: `{"key", "issuer", "user", one of "tool"/"prompt"/"resource", "arguments"?, "now",
+/// "ttl", "state", "jti"?}`. The state is passed on as the job wrote it (see `mint`).
+fn mint_job(text: &RawValue) -> Result<Value, String> {
+    #[derive(Deserialize)]
+    struct StateText<'a> {
+        #[serde(borrow)]
+        state: &'a RawValue,
+    }
+    let job = &object(text)?;
+    let state = serde_json::from_str::<StateText>(text.get())
+        .map_err(|e| format!("\"state\": {e}"))?
+        .state;
+    let key = keys::signing_key(field(job, "key")?)?;
+    let count = |name| {
+        field(job, name)?
+            .as_u64()
+            .ok_or(format!("{name:?} must be a non-negative integer"))
+    };
+    let request = mint::Mint {
+        issuer: string(job, "issuer")?,
+        user: string(job, "user")?,
+        audience: audience(job)?,
+        arguments: arguments(job)?,
+        now: count("now")?,
+        ttl: count("ttl")?,
+        state: state.get().to_owned(),
+        jti: job.get("jti").map(|_| string(job, "jti")).transpose()?,
+    };
+    Ok(json!({ "token": mint::mint(&key, &request)? }))
+}
+
+/// `vectors <dir>`: every token vector and argument vector, against its expected outcome.
+fn vectors(dir: &Path) -> Result<bool, String> {
+    let read = |name: &str| -> Result<Value, String> {
+        let path = dir.join(name);
+        let text = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let (keys, tokens, arguments) = (
+        read("keys.json")?,
+        read("tokens.json")?,
+        read("arguments.json")?,
+    );
+    let list = |file: &Value, name: &str| -> Result<Vec<Value>, String> {
+        let vectors = file.get("vectors").and_then(Value::as_array);
+        vectors
+            .cloned()
+            .ok_or(format!("{name}: no \"vectors\" array"))
+    };
+    let defaults = tokens
+        .get("defaults")
+        .and_then(Value::as_object)
+        .ok_or("tokens.json: no \"defaults\"")?;
+    let (mut passed, mut failed) = (0, 0);
+
+    for vector in list(&tokens, "tokens.json")? {
+        let id = vector["id"].as_str().unwrap_or("?").to_owned();
+        // A vector is a verify job: the defaults, overridden by the vector, with the verifier's keys.
+        let mut job = defaults.clone();
+        job.extend(vector.as_object().cloned().unwrap_or_default());
+        job.insert("keys".into(), keys["verifier_jwks"].clone());
+        let got = verify_job(&job).map_err(|e| format!("tokens.json {id}: {e}"))?;
+        let expected = &vector["expected"];
+        let ok = got == *expected;
+        println!(
+            "{} token {id}: {}{}",
+            mark(ok),
+            describe(&got, !ok),
+            expected_if(ok, describe(expected, true))
+        );
+        if ok {
+            passed += 1
+        } else {
+            failed += 1
+        }
+    }
+
+    for vector in list(&arguments, "arguments.json")? {
+        let id = vector["id"].as_str().unwrap_or("?");
+        let canonical = digest::canonicalize(&vector["arguments"])
+            .map(|c| String::from_utf8_lossy(&c).into_owned());
+        let got = (
+            canonical.ok(),
+            digest::arguments_digest(&vector["arguments"]).ok(),
+        );
+        let want = (
+            vector["canonical"].as_str().map(str::to_owned),
+            vector["digest"].as_str().map(str::to_owned),
+        );
+        let ok = got == want;
+        let shown = if ok {
+            "canonical form and digest match".to_owned()
+        } else {
+            format!("{got:?}")
+        };
+        println!(
+            "{} arguments {id}: {shown}{}",
+            mark(ok),
+            expected_if(ok, format!("{want:?}"))
+        );
+        if ok {
+            passed += 1
+        } else {
+            failed += 1
+        }
+    }
+
+    println!("{passed} passed, {failed} failed");
+    Ok(failed == 0)
+}
+
+fn mark(ok: bool) -> &'static str {
+    if ok {
+        "ok  "
+    } else {
+        "FAIL"
+    }
+}
+
+fn expected_if(ok: bool, expected: String) -> String {
+    if ok {
+        String::new()
+    } else {
+        format!(", expected {expected}")
+    }
+}
+
+fn describe(verdict: &Value, with_state: bool) -> String {
+    match verdict.get("reason") {
+        Some(reason) => format!("refused {}", reason.as_str().unwrap_or("?")),
+        None if with_state => format!("valid, state {}", verdict["state"]),
+        None => "valid".to_owned(),
+    }
+}
+
+// --- reading jobs --------------------------------------------------------------------------------
+
+fn object(job: &RawValue) -> Result<Map<String, Value>, String> {
+    serde_json::from_str(job.get()).map_err(|_| "not a JSON object".to_owned())
+}
+
+fn field<'a>(job: &'a Map<String, Value>, name: &str) -> Result<&'a Value, String> {
+    job.get(name).ok_or(format!("missing {name:?}"))
+}
+
+fn string(job: &Map<String, Value>, name: &str) -> Result<String, String> {
+    field(job, name)?
+        .as_str()
+        .map(str::to_owned)
+        .ok_or(format!("{name:?} must be a string"))
+}
+
+fn optional_count(job: &Map<String, Value>, name: &str, default: u64) -> Result<u64, String> {
+    match job.get(name) {
+        None => Ok(default),
+        Some(value) => value
+            .as_u64()
+            .ok_or(format!("{name:?} must be a non-negative integer")),
+    }
+}
+
+/// The target as `aud` writes it (profile, section 3.5); exactly one of tool, prompt, resource.
+fn audience(job: &Map<String, Value>) -> Result<String, String> {
+    let targets = [
+        ("tool", "tools/call"),
+        ("prompt", "prompts/get"),
+        ("resource", "resources/read"),
+    ];
+    let mut found = targets.iter().filter(|(name, _)| job.contains_key(*name));
+    match (found.next(), found.next()) {
+        (Some((name, method)), None) => Ok(format!("{method}:{}", string(job, name)?)),
+        _ => Err("exactly one of \"tool\", \"prompt\", \"resource\" is needed".into()),
+    }
+}
+
+fn arguments(job: &Map<String, Value>) -> Result<Option<Value>, String> {
+    match job.get("arguments") {
+        None => Ok(None),
+        Some(value @ Value::Object(_)) => Ok(Some(value.clone())),
+        Some(_) => Err("\"arguments\" must be a JSON object".into()),
+    }
+}

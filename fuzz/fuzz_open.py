@@ -1,0 +1,75 @@
+"""Coverage-guided fuzzing of StateSealer.open (atheris, libFuzzer).
+
+    .venv/bin/python fuzz/fuzz_open.py -max_total_time=600 -max_len=12000 fuzz/corpus/open
+
+The promise under test: for any input, open() either returns the state this server sealed
+for exactly this user, tool and request, or raises InvalidRequestState. Anything else (another
+exception, an acceptance of a token that is not one of the valid vectors, a hang) is a crash.
+The corpus is seeded with every token of spec/vectors/tokens.json.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import atheris
+
+with atheris.instrument_imports():
+    from mrtr_state import InvalidRequestState, Keyring, StateSealer
+
+VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
+KEYS = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))
+TOKENS = json.loads((VECTORS / "tokens.json").read_text(encoding="utf-8"))
+DEFAULTS = TOKENS["defaults"]
+BASIC = next(v for v in TOKENS["vectors"] if v["id"] == "valid-hs256-basic")
+SEALER = StateSealer(
+    Keyring.from_jwks(KEYS["verifier_jwks"]), issuer=DEFAULTS["issuer"], clock=lambda: BASIC["now"]
+)
+
+
+def _opens(token: str) -> bool:
+    try:
+        SEALER.open(token, user=BASIC["user"], tool=BASIC["tool"], arguments=BASIC["arguments"])
+    except InvalidRequestState:
+        return False
+    return True
+
+
+# The vector tokens this sealer opens for the basic request (minted for it, or not bound to its
+# arguments): only these may ever open. Any other accepted input would be a forgery.
+OPENABLE = {v["token"] for v in TOKENS["vectors"] if _opens(v["token"])}
+if BASIC["token"] not in OPENABLE:
+    raise SystemExit("the basic vector does not open: the fuzzing oracle is broken")
+
+
+def seed_files() -> dict[str, bytes]:
+    """The vector tokens, as the fuzzer's starting corpus."""
+    return {f"vector-{i:03d}": v["token"].encode("utf-8") for i, v in enumerate(TOKENS["vectors"])}
+
+
+def test_one_input(data: bytes) -> None:
+    token = data.decode("utf-8", "replace")
+    if _opens(token) and token not in OPENABLE:
+        raise AssertionError(f"open accepted a token it never sealed: {token!r}")
+
+
+def main() -> None:
+    """Run libFuzzer; the first corpus directory is seeded when it is empty."""
+    corpora = [arg for arg in sys.argv[1:] if not arg.startswith("-")]
+    if not corpora:
+        corpora = [str(Path(__file__).resolve().parent / "corpus" / "open")]
+        sys.argv.append(corpora[0])
+    corpus = Path(corpora[0])
+    if not corpus.is_file():  # a file argument is an input to replay, not a corpus
+        corpus.mkdir(parents=True, exist_ok=True)
+    if corpus.is_dir() and not any(corpus.iterdir()):
+        for seed_name, seed in seed_files().items():
+            (corpus / seed_name).write_bytes(seed)
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

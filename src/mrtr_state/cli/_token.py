@@ -1,0 +1,109 @@
+"""What a token says, read without a key: shared by ``inspect`` and ``verify``.
+
+Nothing here verifies a signature. :func:`decode` refuses text that is not a
+compact JWS at all; :func:`key_free_problem` finds the first refusal a verifier
+with default settings would give that needs no key (header rules, the claim set,
+lifetime and time), using the core's own validator for the claims.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, TypeGuard
+
+from mrtr_state import claims as claim_rules
+from mrtr_state import jws
+from mrtr_state.cli._io import MAX_INPUT_BYTES, CliError
+from mrtr_state.errors import InvalidRequestState
+from mrtr_state.jws import HEADER_PARAMETERS, decode_unverified
+from mrtr_state.sealer import DEFAULT_LEEWAY, DEFAULT_MAX_LIFETIME
+from mrtr_state.target import METHODS
+
+__all__ = [
+    "clock_now",
+    "decode",
+    "decode_header",
+    "is_time",
+    "key_free_problem",
+    "readable_claims",
+    "target_of",
+]
+
+
+def _not_a_token(exc: InvalidRequestState) -> CliError:
+    detail = f": {exc.detail}" if exc.detail else ""
+    return CliError(f"this is not a requestState token (a compact JWT){detail}")
+
+
+def decode(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Header and claims of ``token``, unverified; :class:`CliError` when it is not a JWS at all."""
+    try:
+        return decode_unverified(token, max_bytes=MAX_INPUT_BYTES)
+    except InvalidRequestState as exc:
+        raise _not_a_token(exc) from None
+
+
+def decode_header(token: str) -> dict[str, Any]:
+    """The header of a compact JWS, unverified; :class:`CliError` when ``token`` is not one at all.
+
+    The payload is left alone: a server checks the signature before it reads the
+    payload, so a changed payload is a ``bad_signature`` verdict, not bad input.
+    """
+    try:
+        return jws.decode_header(jws.split(token, MAX_INPUT_BYTES)[0])
+    except InvalidRequestState as exc:
+        raise _not_a_token(exc) from None
+
+
+def readable_claims(token: str) -> dict[str, Any]:
+    """The claims of ``token`` if its payload is a JSON object, else an empty dict (unverified)."""
+    try:
+        return decode_unverified(token, max_bytes=MAX_INPUT_BYTES)[1]
+    except InvalidRequestState:
+        return {}
+
+
+def clock_now(now: float | None) -> int:
+    """The time in whole seconds, as a verifier rounds it: ``--now`` or the real clock."""
+    return int(time.time() if now is None else now)
+
+
+def is_time(value: object) -> TypeGuard[int]:
+    """Whether a claim is a NumericDate of the profile: an integer (not a bool) in 0..2**53-1."""
+    return type(value) is int and 0 <= value <= 2**53 - 1
+
+
+def target_of(aud: object) -> tuple[str, str] | None:
+    """``("tool", "deploy")`` for ``"tools/call:deploy"``; ``None`` for any other ``aud``."""
+    if not isinstance(aud, str):
+        return None
+    method, colon, name = aud.partition(":")
+    for kind, known in METHODS.items():
+        if colon and name and method == known:
+            return kind, name
+    return None
+
+
+def key_free_problem(
+    header: dict[str, Any], claims: dict[str, Any], *, now: int
+) -> InvalidRequestState | None:
+    """The first refusal a default verifier gives this token that needs no key, or ``None``.
+
+    The signature and the issuer, user, target and argument bindings need a key or
+    the request, so they are not checked; a ``None`` here proves nothing.
+    """
+    try:
+        jws.check_header(header)
+    except InvalidRequestState as problem:
+        extra = set(header) - HEADER_PARAMETERS
+        if extra:  # name them: inspect is for the operator, who needs to see which
+            names = ", ".join(sorted(repr(name) for name in extra))
+            return InvalidRequestState(problem.reason, f"the header has parameters it may not: {names}")
+        return problem
+    if not isinstance(header.get("kid"), str):
+        return InvalidRequestState("unknown_key", "the header has no kid string")
+    try:
+        claim_rules.check(claims, now=now, leeway=DEFAULT_LEEWAY, max_lifetime=DEFAULT_MAX_LIFETIME)
+    except InvalidRequestState as problem:
+        return problem
+    return None

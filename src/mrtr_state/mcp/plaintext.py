@@ -1,0 +1,46 @@
+"""The ``requestState`` a handler sees, and the ``state`` claim of the token.
+
+Inside the server, ``requestState`` is what the SDK says it is: a string, the
+handler's own. On the wire it is a token whose ``state`` claim is any JSON value.
+:class:`~mrtr_state.mcp.StateBoundary` maps one to the other:
+
+- minting: a handler string that is the JSON text of an object or array (which
+  the profile can carry exactly) becomes that value in the claim, so a replica in
+  another language reads structured state; any other string is carried verbatim
+  as a JSON string;
+- opening: a string claim is handed back verbatim; any other value as its
+  compact JSON text.
+
+So a string round-trips exactly unless it is object or array JSON, which
+round-trips as equal JSON (member order kept, white space dropped).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mrtr_state import _json
+
+__all__ = ["claim_of", "text_of"]
+
+_STRUCTURED_START = ("{", "[")
+
+
+def claim_of(text: str) -> Any:
+    """The ``state`` claim for a handler's ``requestState`` string."""
+    if not text.lstrip(" \t\r\n").startswith(_STRUCTURED_START):
+        return text
+    try:
+        value = _json.loads(text.encode("utf-8"), max_depth=_json.MAX_TEXT_DEPTH)
+        _json.check_state(value)
+        _json.dumps(value)
+    except (TypeError, ValueError):  # not JSON, or JSON the profile cannot carry exactly
+        return text
+    return value
+
+
+def text_of(claim: Any) -> str:
+    """The ``requestState`` string a handler sees for a verified ``state`` claim."""
+    if isinstance(claim, str):
+        return claim
+    return _json.dumps(claim).decode("utf-8")

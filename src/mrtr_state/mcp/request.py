@@ -1,0 +1,84 @@
+"""What a ``requestState`` is bound to in an MCP request: its target and arguments.
+
+The profile writes the target into ``aud`` (``tools/call:<name>``,
+``prompts/get:<name>``, ``resources/read:<uri>``) and the digest of the request's
+``arguments`` object into ``args_sha256``. This module reads both from a request's
+raw ``params``, exactly as they came off the wire, so the minting round and the
+retry bind the same values:
+
+=================  ===============  ==================================
+method             target           arguments bound
+=================  ===============  ==================================
+``tools/call``     ``params.name``  ``params.arguments`` (absent: {})
+``prompts/get``    ``params.name``  ``params.arguments`` (absent: {})
+``resources/read`` ``params.uri``   none: the URI is the whole request
+=================  ===============  ==================================
+
+It knows nothing of the SDK; malformed params raise :class:`ValueError` with a
+message that is safe to show the client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mrtr_state.target import audience
+
+__all__ = ["TARGET_METHODS", "Target", "target_of"]
+
+#: The MCP methods whose results may be ``input_required``, with the parameter
+#: naming their target and the keyword of :meth:`~mrtr_state.StateSealer.seal`.
+TARGET_METHODS: Final[Mapping[str, tuple[str, str]]] = {
+    "tools/call": ("name", "tool"),
+    "prompts/get": ("name", "prompt"),
+    "resources/read": ("uri", "resource"),
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """The request a ``requestState`` is minted for or presented on.
+
+    ``kind`` is ``"tool"``, ``"prompt"`` or ``"resource"``; ``arguments`` is
+    ``None`` for ``resources/read``, which has none.
+    """
+
+    method: str
+    kind: str
+    name: str
+    arguments: Mapping[str, Any] | None
+
+    @property
+    def binding(self) -> dict[str, str]:
+        """The target as keyword arguments of ``seal`` and ``open`` (``{"tool": name}``, ...)."""
+        return {self.kind: self.name}
+
+    @property
+    def aud(self) -> str:
+        """The profile's ``aud`` value for this target."""
+        return audience(**self.binding)
+
+
+def target_of(method: str, params: Mapping[str, Any] | None) -> Target:
+    """Read the target and arguments of one request from its raw ``params``.
+
+    Raises:
+        KeyError: ``method`` is not one of :data:`TARGET_METHODS`.
+        ValueError: the target is missing or not a non-empty string, or
+            ``arguments`` is present but not an object.
+    """
+    field, kind = TARGET_METHODS[method]
+    raw: Mapping[str, Any] = params or {}
+    name = raw.get(field)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{method} needs a non-empty string {field!r}")
+    if kind == "resource":
+        return Target(method, kind, name, None)
+    arguments = raw.get("arguments")
+    if arguments is None:
+        arguments = {}
+    elif not isinstance(arguments, Mapping):
+        raise ValueError(f"{method} 'arguments' must be an object")
+    return Target(method, kind, name, arguments)

@@ -1,0 +1,128 @@
+"""The official MCP conformance suite's input-required-result scenarios, against the example server.
+
+The suite comes from the npm registry at the version pinned in
+``tests/mcp/conformance/package-lock.json``, installed here with ``npm ci``. It
+needs Node 22 or newer (it imports ``fs.globSync``); the lock pins Node 22 from
+the npm registry for Linux, and a newer system Node serves elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import example_server, missing_tool, which
+
+SUITE = Path(__file__).resolve().parent / "conformance"
+CLI = SUITE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+STAMP = SUITE / "node_modules" / ".mrtr-state-installed"
+
+#: Every input-required-result scenario of the pinned suite; all must pass.
+SCENARIOS = [
+    "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-request-state",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round",
+    "input-required-result-missing-input-response",
+    "input-required-result-non-tool-request",
+    "input-required-result-result-type",
+    "input-required-result-unsupported-methods",
+    "input-required-result-tampered-state",
+    "input-required-result-capability-check",
+    "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+]
+
+
+def _install() -> None:
+    """``npm ci`` the pinned suite, unless this exact lock is already installed."""
+    npm = which("npm")
+    if npm is None:
+        missing_tool("npm is not installed; the conformance suite is installed with `npm ci`")
+    lock = hashlib.sha256((SUITE / "package.json").read_bytes() + (SUITE / "package-lock.json").read_bytes())
+    if STAMP.is_file() and STAMP.read_text() == lock.hexdigest() and CLI.is_file():
+        return
+    result = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund"],
+        cwd=SUITE,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert result.returncode == 0, f"npm ci failed:\n{result.stdout}\n{result.stderr}"
+    STAMP.write_text(lock.hexdigest())
+
+
+def _node() -> str:
+    """A Node of version 22 or newer: the one the lock pins, else the system's."""
+    for candidate in (str(SUITE / "node_modules" / ".bin" / "node"), which("node")):
+        if candidate is None or not Path(candidate).exists():
+            continue
+        version = subprocess.run(
+            [candidate, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+        found = re.fullmatch(r"v(\d+)\.\S+", version.stdout.strip())
+        if found and int(found.group(1)) >= 22:
+            return candidate
+    missing_tool("the conformance suite needs Node 22 or newer (none on PATH, none installed by npm ci)")
+    raise AssertionError("unreachable")
+
+
+def _run(node: str, url: str, scenario: str, out: Path) -> list[dict[str, Any]]:
+    result = subprocess.run(
+        [node, str(CLI), "server", "--url", url, "--scenario", scenario, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    found = sorted(out.glob(f"server-{scenario}-*/checks.json"))
+    assert found, f"{scenario} wrote no checks.json:\n{result.stdout}\n{result.stderr}"
+    checks: list[dict[str, Any]] = json.loads(found[-1].read_text())
+    return checks
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    _install()
+    return _node()
+
+
+@pytest.fixture(scope="module")
+def results(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[dict[str, Any]]]]:
+    out = tmp_path_factory.mktemp("conformance")
+    with example_server("--conformance", "--dev-key") as server, ThreadPoolExecutor(max_workers=2) as pool:
+        runs = {scenario: pool.submit(_run, node, server.url, scenario, out) for scenario in SCENARIOS}
+        yield {scenario: run.result() for scenario, run in runs.items()}
+
+
+def test_the_pinned_suite_has_exactly_these_input_required_scenarios(node: str) -> None:
+    listed = subprocess.run(
+        [node, str(CLI), "list", "--server"], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    assert sorted(set(re.findall(r"input-required-result-[a-z-]+", listed))) == sorted(SCENARIOS)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_example_server_passes_the_conformance_scenario(
+    results: dict[str, list[dict[str, Any]]], scenario: str
+) -> None:
+    checks = results[scenario]
+    assert checks, f"{scenario} ran no checks"
+    failed = {
+        check["id"]: (check["status"], check.get("errorMessage"))
+        for check in checks
+        if check["status"] != "SUCCESS"
+    }
+    assert not failed, failed

@@ -1,0 +1,314 @@
+"""The example server in process, through the SDK's own client: every rule of the boundary.
+
+The clock is injected, so "ten minutes later" takes no time; the user is the one
+the SDK's bearer middleware would have put in the auth context.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import jwt
+import pytest
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, ElicitResult, InputRequiredResult
+from server.app import build_server
+
+from conftest import Clock, as_user, never_asked, one_byte_changed
+from mrtr_state import Keyring, MemoryReplayStore, StateSealer, decode_unverified
+from mrtr_state.mcp import REASON_META_KEY
+
+ISSUER = "https://tools.example.com"
+YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
+OLD_FEATURE = {"repo": "acme/api", "branch": "old-feature"}
+
+
+def make_server(clock: Clock, **options: Any) -> tuple[Any, StateSealer]:
+    sealer = StateSealer(
+        Keyring.generate("EdDSA"), issuer=ISSUER, clock=clock, replay_store=MemoryReplayStore(clock=clock)
+    )
+    return build_server(sealer, **options), sealer
+
+
+async def first_round(client: Client, tool: str, arguments: dict[str, Any]) -> InputRequiredResult:
+    result = await client.session.call_tool(tool, arguments, allow_input_required=True)
+    assert isinstance(result, InputRequiredResult), result
+    assert result.request_state is not None
+    return result
+
+
+async def retry(client: Client, tool: str, arguments: dict[str, Any], state: str, responses: Any) -> Any:
+    return await client.session.call_tool(
+        tool, arguments, allow_input_required=True, request_state=state, input_responses=responses
+    )
+
+
+def refusal_reason(result: Any) -> str:
+    """The reason code of a refusal answered as a tool error."""
+    assert isinstance(result, CallToolResult), result
+    assert result.is_error is True
+    assert result.meta is not None
+    return str(result.meta[REASON_META_KEY])
+
+
+def run(scenario: Any) -> None:
+    anyio.run(scenario)
+
+
+def test_a_confirmed_delete_branch_completes_the_round_trip() -> None:
+    server, _ = make_server(Clock())
+
+    async def scenario() -> None:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+                assert asked.input_requests is not None
+                assert "confirm" in asked.input_requests
+                done = await retry(client, "delete_branch", OLD_FEATURE, asked.request_state or "", YES)
+        assert isinstance(done, CallToolResult)
+        assert not done.is_error
+        assert "Deleted branch 'old-feature'" in done.content[0].text  # type: ignore[union-attr]
+
+    run(scenario)
+
+
+def test_the_state_on_the_wire_is_a_profile_jwt_any_verifier_checks() -> None:
+    ring = Keyring.generate("EdDSA")
+    sealer = StateSealer(ring, issuer=ISSUER, replay_store=MemoryReplayStore())
+    server = build_server(sealer)
+
+    async def scenario() -> str:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+        return asked.request_state or ""
+
+    token = anyio.run(scenario)
+    header, claims = decode_unverified(token)
+    assert header["typ"] == "mrtr-state+jwt"
+    assert header["alg"] == "EdDSA"
+    assert claims["sub"] == "alice"
+    assert claims["aud"] == "tools/call:delete_branch"
+    assert claims["state"] == {"head": "4b1d0aa"}
+    # A replica that is not this library: plain PyJWT with the public JWK verifies it.
+    public = jwt.PyJWK(ring.public_jwks()["keys"][0]).key
+    verified = jwt.decode(
+        token, public, algorithms=["EdDSA"], audience="tools/call:delete_branch", issuer=ISSUER
+    )
+    assert verified["sub"] == "alice"
+    # A verify-only replica of this library opens it with the public JWKS alone.
+    replica = StateSealer(Keyring.from_jwks(ring.public_jwks()), issuer=ISSUER)
+    assert replica.open(token, user="alice", tool="delete_branch", arguments=OLD_FEATURE) == {
+        "head": "4b1d0aa"
+    }
+
+
+def test_the_book_trip_form_asks_for_dates_then_a_seat_through_the_sdk_driver() -> None:
+    server, _ = make_server(Clock())
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        if "When do you want to fly" in params.message:
+            return ElicitResult(action="accept", content={"depart": "2026-12-10", "return": "2026-12-17"})
+        return ElicitResult(action="accept", content={"seat": "2C"})
+
+    async def scenario() -> CallToolResult:
+        async with Client(server, elicitation_callback=answer) as client:
+            with as_user("alice"):
+                return await client.call_tool("book_trip", {"destination": "Lisbon"})
+
+    result = anyio.run(scenario)
+    assert not result.is_error, result
+    assert "Booked for alice: Lisbon" in result.content[0].text  # type: ignore[union-attr]
+    assert "seat 2C" in result.content[0].text  # type: ignore[union-attr]
+    assert len(asked) == 2
+    assert "Which seat?" in asked[1]
+
+
+@pytest.mark.parametrize(
+    ("rule", "reason"),
+    [
+        ("one byte changed", "bad_signature"),
+        ("presented by another user", "wrong_user"),
+        ("presented to another tool", "wrong_tool"),
+        ("retried with other arguments", "wrong_request"),
+        ("presented after ten minutes", "expired"),
+        ("presented a second time after it was used", "replayed"),
+    ],
+)
+def test_a_state_is_refused_as_a_tool_error(rule: str, reason: str) -> None:
+    clock = Clock()
+    server, _ = make_server(clock)
+
+    async def scenario() -> Any:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+            state = asked.request_state or ""
+            tool, arguments, user = "delete_branch", OLD_FEATURE, "alice"
+            if rule == "one byte changed":
+                state = one_byte_changed(state)
+            elif rule == "presented by another user":
+                user = "bob"
+            elif rule == "presented to another tool":
+                tool, arguments = "book_trip", {"destination": "Lisbon"}
+            elif rule == "retried with other arguments":
+                arguments = {"repo": "acme/api", "branch": "release-1.0"}
+            elif rule == "presented after ten minutes":
+                clock.now += 600
+            else:
+                with as_user("alice"):
+                    first = await retry(client, tool, arguments, state, YES)
+                    assert not first.is_error, first
+            with as_user(user):
+                return await retry(client, tool, arguments, state, YES)
+
+    assert refusal_reason(anyio.run(scenario)) == reason
+
+
+def test_the_refusal_text_is_the_fixed_sentence_of_its_reason() -> None:
+    server, _ = make_server(Clock())
+
+    async def scenario() -> Any:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+            with as_user("bob"):
+                return await retry(client, "delete_branch", OLD_FEATURE, asked.request_state or "", YES)
+
+    result = anyio.run(scenario)
+    assert result.content[0].text == "The request state belongs to another user."
+    assert result.structured_content is None
+
+
+def test_a_refused_state_never_reaches_the_tool_and_deletes_nothing() -> None:
+    server, _ = make_server(Clock())
+
+    async def scenario() -> Any:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+            with as_user("bob"):
+                await retry(client, "delete_branch", OLD_FEATURE, asked.request_state or "", YES)
+            with as_user("alice"):  # the branch is still there: alice can still be asked about it
+                return await first_round(client, "delete_branch", OLD_FEATURE)
+
+    assert "old-feature" in anyio.run(scenario).input_requests["confirm"].params.message  # type: ignore[index,union-attr]
+
+
+@pytest.mark.parametrize(
+    ("rule", "reason"),
+    [
+        ("one byte changed", "bad_signature"),
+        ("presented by another user", "wrong_user"),
+        ("retried with other arguments", "wrong_request"),
+        ("presented after ten minutes", "expired"),
+    ],
+)
+def test_in_jsonrpc_mode_a_state_is_refused_with_invalid_params(rule: str, reason: str) -> None:
+    clock = Clock()
+    server, _ = make_server(clock, tool_refusal="jsonrpc")
+
+    async def scenario() -> MCPError:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+            state, arguments, user = asked.request_state or "", OLD_FEATURE, "alice"
+            if rule == "one byte changed":
+                state = one_byte_changed(state)
+            elif rule == "presented by another user":
+                user = "bob"
+            elif rule == "retried with other arguments":
+                arguments = {"repo": "acme/api", "branch": "release-1.0"}
+            else:
+                clock.now += 600
+            with as_user(user), pytest.raises(MCPError) as refused:
+                await retry(client, "delete_branch", arguments, state, YES)
+            return refused.value
+
+    error = anyio.run(scenario)
+    assert error.code == INVALID_PARAMS
+    assert error.data == {"reason": reason}
+
+
+def test_a_retry_without_the_requested_answer_is_asked_again() -> None:
+    server, _ = make_server(Clock())
+
+    async def scenario() -> Any:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+                return await retry(client, "delete_branch", OLD_FEATURE, asked.request_state or "", {})
+
+    again = anyio.run(scenario)
+    assert isinstance(again, InputRequiredResult)
+    assert again.input_requests is not None
+    assert "confirm" in again.input_requests
+
+
+def test_a_book_trip_retry_without_dates_is_asked_again_for_dates() -> None:
+    server, _ = make_server(Clock())
+
+    async def scenario() -> Any:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "book_trip", {"destination": "Kyoto"})
+                return await retry(
+                    client, "book_trip", {"destination": "Kyoto"}, asked.request_state or "", {}
+                )
+
+    again = anyio.run(scenario)
+    assert isinstance(again, InputRequiredResult)
+    assert again.input_requests is not None
+    assert list(again.input_requests) == ["dates"]
+
+
+def test_a_yes_without_a_sealed_state_is_not_a_yes() -> None:
+    server, _ = make_server(Clock())
+
+    async def scenario() -> Any:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                return await client.session.call_tool(
+                    "delete_branch", OLD_FEATURE, allow_input_required=True, input_responses=YES
+                )
+
+    assert isinstance(anyio.run(scenario), InputRequiredResult)
+
+
+def test_without_an_authenticated_user_nothing_is_sealed() -> None:
+    server, _ = make_server(Clock())
+
+    async def scenario() -> MCPError:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user(None), pytest.raises(MCPError) as failed:
+                await client.session.call_tool("delete_branch", OLD_FEATURE, allow_input_required=True)
+            return failed.value
+
+    error = anyio.run(scenario)
+    assert error.code == -32603
+    assert "no authenticated principal" in error.message
+
+
+def test_a_refusal_is_logged_with_its_reason_and_never_the_token(caplog: pytest.LogCaptureFixture) -> None:
+    server, _ = make_server(Clock())
+
+    async def scenario() -> str:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+            with as_user("bob"):
+                await retry(client, "delete_branch", OLD_FEATURE, asked.request_state or "", YES)
+        return asked.request_state or ""
+
+    with caplog.at_level(logging.WARNING, logger="mrtr_state.mcp"):
+        token = anyio.run(scenario)
+    refusals = [r for r in caplog.records if r.name.startswith("mrtr_state.mcp")]
+    assert [r.levelno for r in refusals] == [logging.WARNING]
+    assert "wrong_user" in refusals[0].getMessage()
+    for part in token.split("."):
+        assert part not in caplog.text

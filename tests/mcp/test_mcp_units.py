@@ -1,0 +1,113 @@
+"""The pure layers of mrtr_state.mcp: what a request binds, how state text maps to the claim."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult
+
+from mrtr_state.mcp import Retry, input_required
+from mrtr_state.mcp.plaintext import claim_of, text_of
+from mrtr_state.mcp.request import target_of
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "binding", "arguments"),
+    [
+        ("tools/call", {"name": "deploy", "arguments": {"env": "prod"}}, {"tool": "deploy"}, {"env": "prod"}),
+        ("tools/call", {"name": "deploy"}, {"tool": "deploy"}, {}),
+        ("tools/call", {"name": "deploy", "arguments": None}, {"tool": "deploy"}, {}),
+        ("prompts/get", {"name": "summary", "arguments": {"t": "q3"}}, {"prompt": "summary"}, {"t": "q3"}),
+        ("resources/read", {"uri": "notes://a"}, {"resource": "notes://a"}, None),
+    ],
+)
+def test_a_request_binds_its_target_and_its_arguments_absent_meaning_empty(
+    method: str, params: dict[str, Any], binding: dict[str, str], arguments: Any
+) -> None:
+    target = target_of(method, params)
+    assert target.binding == binding
+    assert target.arguments == arguments
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("tools/call", {}),
+        ("tools/call", {"name": ""}),
+        ("tools/call", {"name": 7}),
+        ("tools/call", {"name": "x", "arguments": ["not", "an", "object"]}),
+        ("resources/read", {"uri": None}),
+    ],
+)
+def test_a_request_without_a_bindable_target_is_refused(method: str, params: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=method):
+        target_of(method, params)
+
+
+@pytest.mark.parametrize(
+    ("text", "claim"),
+    [
+        ('{"step": 2, "seats": ["1A"]}', {"step": 2, "seats": ["1A"]}),
+        ("[1, 2]", [1, 2]),
+        ("abc", "abc"),
+        ('"quoted"', '"quoted"'),
+        ("42", "42"),
+        ("{not json", "{not json"),
+        ('{"a": 1, "a": 2}', '{"a": 1, "a": 2}'),
+        ('{"big": 9007199254740993}', '{"big": 9007199254740993}'),
+        ('{"s": "\\ud800"}', '{"s": "\\ud800"}'),
+    ],
+)
+def test_object_or_array_text_becomes_structured_state_and_any_other_string_stays_verbatim(
+    text: str, claim: Any
+) -> None:
+    assert claim_of(text) == claim
+
+
+@pytest.mark.parametrize("claim", ["abc", '"quoted"', {"step": 2}, [1, "x"], 5, None])
+def test_the_handler_gets_back_what_it_sealed(claim: Any) -> None:
+    assert claim_of(text_of(claim)) == claim or not isinstance(claim, (dict, list))
+    if isinstance(claim, str):
+        assert text_of(claim) == claim
+
+
+def test_input_required_carries_the_state_as_json_text() -> None:
+    question = ElicitRequest(params=ElicitRequestFormParams(message="?", requested_schema={"type": "object"}))
+    result = input_required({"q": question}, state={"step": "dates", "n": 1})
+    assert result.request_state == '{"step":"dates","n":1}'
+    assert result.input_requests == {"q": question}
+    assert input_required(state={}).request_state == "{}"
+
+
+@pytest.mark.parametrize(
+    ("state", "error"),
+    [
+        (None, ValueError),  # neither requests nor state
+        (["a", "list"], TypeError),
+        ({"n": float("nan")}, ValueError),
+        ({"n": 2**60}, ValueError),
+        ({"when": object()}, TypeError),
+    ],
+)
+def test_input_required_refuses_state_the_profile_cannot_carry(state: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        input_required(state=state)
+
+
+def test_a_retry_reads_accepted_and_declined_answers() -> None:
+    retry = Retry(
+        state={"step": 1},
+        responses={
+            "yes": ElicitResult(action="accept", content={"confirm": True}),
+            "no": ElicitResult(action="decline"),
+            "later": ElicitResult(action="cancel"),
+        },
+    )
+    assert retry.accepted("yes") == {"confirm": True}
+    assert retry.accepted("no") is None
+    assert retry.accepted("missing") is None
+    assert retry.declined("no")
+    assert retry.declined("later")
+    assert not retry.declined("yes")
+    assert not retry.declined("missing")

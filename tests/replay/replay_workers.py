@@ -1,0 +1,41 @@
+"""Work done in other processes by the concurrency tests (importable, so spawn can run it)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from mrtr_state import InvalidRequestState, Keyring, StateSealer
+from mrtr_state.replay_redis import RedisReplayStore
+
+
+def redeem_in_threads(
+    jwks: dict[str, Any],
+    issuer: str,
+    url: str,
+    tokens: list[str],
+    request: dict[str, Any],
+    start: Any,
+    results: Any,
+) -> None:
+    """Open every token with ``consume=True`` in its own thread, all at ``start``; put the outcomes.
+
+    Each outcome is ``"opened"`` or the refusal's reason code. The process has its
+    own sealer, store and connection pool, as a replica of a fleet would.
+    """
+    store = RedisReplayStore.from_url(url, timeout=10)
+    sealer = StateSealer(Keyring.from_jwks(jwks), issuer=issuer, replay_store=store)
+
+    def open_one(token: str) -> str:
+        start.wait(timeout=60)
+        try:
+            sealer.open(token, **request, consume=True)
+        except InvalidRequestState as refusal:
+            return refusal.reason
+        return "opened"
+
+    try:
+        with ThreadPoolExecutor(len(tokens)) as pool:
+            results.put(list(pool.map(open_one, tokens)))
+    finally:
+        store.close()

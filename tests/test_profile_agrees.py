@@ -1,0 +1,76 @@
+"""The profile (spec/profile.md) and the code say the same thing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mrtr_state import (
+    DEFAULT_MAX_LIFETIME,
+    DEFAULT_MAX_TOKEN_BYTES,
+    DEFAULT_TTL,
+    REASONS,
+    TYP,
+    claims,
+    jws,
+    sealer,
+)
+from mrtr_state import _json as strict_json
+
+PROFILE = (Path(__file__).resolve().parent.parent / "spec" / "profile.md").read_text(encoding="utf-8")
+
+
+def section(title: str) -> str:
+    start = PROFILE.index(f"\n## {title}")
+    end = PROFILE.find("\n## ", start + 1)
+    return PROFILE[start:end]
+
+
+def prose(title: str) -> str:
+    """A section with its line breaks folded, for matching sentences."""
+    return " ".join(section(title).split())
+
+
+def table_first_column(text: str) -> list[str]:
+    return re.findall(r"^\| `([^`]+)` \|", text, flags=re.MULTILINE)
+
+
+def test_the_reason_codes_are_the_profiles_in_the_profiles_order() -> None:
+    assert table_first_column(section("6. Reason codes")) == list(REASONS)
+
+
+def test_every_reason_code_is_named_by_a_validation_step() -> None:
+    steps = section("5. Validation")
+    for reason in REASONS:
+        assert f"`{reason}`" in steps, reason
+
+
+def test_the_header_parameters_are_the_profiles() -> None:
+    header_table = section("3. Token format").split("### 3.2")[0]
+    assert set(table_first_column(header_table)) == set(jws.HEADER_PARAMETERS)
+    assert f"exactly `{TYP}`" in header_table
+
+
+def test_the_claims_and_their_requirement_are_the_profiles() -> None:
+    claims_table = section("3. Token format").split("### 3.2")[1].split("### 3.3")[0]
+    rows = re.findall(r"^\| `([^`]+)` \| [^|]+ \| (REQUIRED|OPTIONAL) \|", claims_table, flags=re.MULTILINE)
+    assert {name for name, _ in rows} == set(claims.ALL_CLAIMS)
+    assert {name for name, need in rows if need == "REQUIRED"} == set(claims.REQUIRED_CLAIMS)
+
+
+def test_the_defaults_and_limits_are_the_profiles() -> None:
+    validation = prose("5. Validation")
+    assert f"(default {DEFAULT_MAX_LIFETIME} s)" in validation
+    assert f"(default 0 s, at most {sealer.MAX_LEEWAY} s)" in validation
+    assert f"(default {DEFAULT_MAX_TOKEN_BYTES} bytes)" in validation
+    assert f"the default lifetime is {DEFAULT_TTL} seconds" in prose("4. Minting")
+    assert f"nest at most {strict_json.MAX_STATE_DEPTH} levels deep" in prose("3. Token format")
+    assert f"nesting at most {strict_json.MAX_TEXT_DEPTH} levels" in validation
+
+
+def test_the_mcp_refusal_carries_the_reason_where_the_profile_says() -> None:
+    from mrtr_state.mcp import REASON_META_KEY
+
+    carriage = prose("8. Carrying the token in MCP")
+    assert f"under the key `{REASON_META_KEY}`" in carriage
+    assert f'"{REASON_META_KEY}": "wrong_user"' in section("8. Carrying the token in MCP")

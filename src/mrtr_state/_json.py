@@ -68,19 +68,23 @@ _DECODER: Final = json.JSONDecoder(
     parse_float=_finite_float,
     parse_int=_safe_int,
 )
-# The same without the parse_int hook, which costs a Python call per integer (a
-# quarter of the parse of a state holding a list of records); the C scanner then
-# builds integers itself. The hook can only refuse a literal of 16 digits or more
-# (2**53 has 16), so this decoder is used when the text has no run of 16 digits.
-_DECODER_SHORT_INTS: Final = json.JSONDecoder(
+# The same without the number hooks, each a Python call per number (a quarter of
+# the parse of a state holding a list of records); the C scanner then builds the
+# numbers itself. The hooks can only refuse an integer of 16 digits or more (2**53
+# has 16) or a number beyond a double, which needs 16 digits or more or an exponent
+# of three digits or more; texts without either use this decoder.
+_DECODER_ORDINARY_NUMBERS: Final = json.JSONDecoder(
     object_pairs_hook=_refuse_duplicates,
     parse_constant=_refuse_constant,
-    parse_float=_finite_float,
 )
-# For bytes.translate: every digit becomes "0", every other byte a space, so that a
-# run of 16 digits is found by one substring search (a regex took ten times longer).
-_DIGITS_AS_ZERO: Final = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_DIGIT_RUN_MAYBE_UNSAFE: Final = b"0" * 16
+# For bytes.translate: every digit becomes "0", "e" and "E" become "e", "+" stays,
+# every other byte a space, so that both patterns are found by substring searches
+# of one translated copy (a regex took ten times longer).
+_NUMBER_SHAPES: Final = bytes(
+    0x30 if 0x30 <= b <= 0x39 else 0x65 if b in (0x45, 0x65) else 0x2B if b == 0x2B else 0x20
+    for b in range(256)
+)
+_MAYBE_OUT_OF_RANGE: Final = (b"0" * 16, b"e000", b"e+000")
 #: The white space JSON allows between tokens (RFC 8259, section 2).
 _WHITESPACE: Final = " \t\n\r"
 
@@ -94,8 +98,8 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     # needed only when the text has more of them than the limit.
     if raw.count(b"[") + raw.count(b"{") > max_depth and _nests_deeper(raw, max_depth):
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
-    long_digit_run = _DIGIT_RUN_MAYBE_UNSAFE in raw.translate(_DIGITS_AS_ZERO)
-    decoder = _DECODER if long_digit_run else _DECODER_SHORT_INTS
+    shapes = raw.translate(_NUMBER_SHAPES)
+    decoder = _DECODER if any(p in shapes for p in _MAYBE_OUT_OF_RANGE) else _DECODER_ORDINARY_NUMBERS
     text = raw.decode("utf-8")
     # raw_decode with the white space JSON allows around the value skipped here:
     # what decode does, without its two regex calls (an eighth of a small parse).

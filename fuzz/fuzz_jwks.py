@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 from pathlib import Path
 
 import atheris
+from _runner import run
 
 with atheris.instrument_imports():
     from mrtr_state import Key, Keyring, KeyringError
@@ -42,21 +42,5 @@ def seed_files() -> dict[str, bytes]:
     return {f"{name}.json": json.dumps(keys[name]).encode() for name in names}
 
 
-def main() -> None:
-    """Run libFuzzer; the first corpus directory is seeded when it is empty."""
-    corpora = [arg for arg in sys.argv[1:] if not arg.startswith("-")]
-    if not corpora:
-        corpora = [str(Path(__file__).resolve().parent / "corpus" / "jwks")]
-        sys.argv.append(corpora[0])
-    corpus = Path(corpora[0])
-    if not corpus.is_file():  # a file argument is an input to replay, not a corpus
-        corpus.mkdir(parents=True, exist_ok=True)
-    if corpus.is_dir() and not any(corpus.iterdir()):
-        for seed_name, seed in seed_files().items():
-            (corpus / seed_name).write_bytes(seed)
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
-
-
 if __name__ == "__main__":
-    main()
+    run("jwks", test_one_input, seed_files)

@@ -11,10 +11,10 @@ The corpus is seeded with every token of spec/vectors/tokens.json.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import atheris
+from _runner import run
 
 with atheris.instrument_imports():
     from mrtr_state import InvalidRequestState, Keyring, StateSealer
@@ -55,21 +55,5 @@ def test_one_input(data: bytes) -> None:
         raise AssertionError(f"open accepted a token it never sealed: {token!r}")
 
 
-def main() -> None:
-    """Run libFuzzer; the first corpus directory is seeded when it is empty."""
-    corpora = [arg for arg in sys.argv[1:] if not arg.startswith("-")]
-    if not corpora:
-        corpora = [str(Path(__file__).resolve().parent / "corpus" / "open")]
-        sys.argv.append(corpora[0])
-    corpus = Path(corpora[0])
-    if not corpus.is_file():  # a file argument is an input to replay, not a corpus
-        corpus.mkdir(parents=True, exist_ok=True)
-    if corpus.is_dir() and not any(corpus.iterdir()):
-        for seed_name, seed in seed_files().items():
-            (corpus / seed_name).write_bytes(seed)
-    atheris.Setup(sys.argv, test_one_input)
-    atheris.Fuzz()
-
-
 if __name__ == "__main__":
-    main()
+    run("open", test_one_input, seed_files)

@@ -13,18 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import queue
-import re
-import signal
-import subprocess
 import sys
-import tempfile
 import textwrap
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +33,7 @@ from mrtr_state.mcp import REASON_META_KEY
 EXAMPLES = Path(__file__).resolve().parent
 sys.path.insert(0, str(EXAMPLES))
 from server.accounts import EXAMPLE_TOKENS  # noqa: E402  (the example's users, after the path is set)
+from server.launch import RunningServer, ServerStartError, running_server  # noqa: E402
 
 TTL = 3
 TOKEN_OF = {user: token for token, user in EXAMPLE_TOKENS.items()}
@@ -81,61 +74,6 @@ def describe(result: Any) -> str:
         reason = (result.meta or {}).get(REASON_META_KEY)
         return f"tool error (isError: true): {text!r}, _meta reason {reason!r}"
     return f"result: {text!r}"
-
-
-class ServerStartError(RuntimeError):
-    """The example server printed no URL; the message is its log."""
-
-
-@dataclass
-class Server:
-    url: str
-    process: subprocess.Popen[str]
-    log_path: Path
-
-
-@contextlib.contextmanager
-def example_server() -> Iterator[Server]:
-    """Start ``python examples/server --dev-key --ttl 3`` on a free port; always stop it."""
-    with tempfile.TemporaryDirectory(prefix="mrtr-demo-") as tmp:
-        log_path = Path(tmp) / "server.log"
-        with log_path.open("w", encoding="utf-8") as log:
-            process = subprocess.Popen(  # noqa: S603  (our own interpreter and example)
-                [sys.executable, str(EXAMPLES / "server"), "--dev-key", "--ttl", str(TTL), "--port", "0"],
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
-        try:
-            lines: queue.Queue[str] = queue.Queue()
-            stdout = process.stdout
-            if stdout is None:
-                raise ServerStartError("no standard output to read the URL from")
-
-            def pump() -> None:
-                for line in stdout:
-                    lines.put(line)
-
-            threading.Thread(target=pump, daemon=True).start()
-            try:
-                first = lines.get(timeout=60)
-            except queue.Empty:
-                first = ""
-            found = re.search(r"listening on (http://\S+/mcp)", first)
-            if not found:
-                raise ServerStartError(log_path.read_text())
-            yield Server(found.group(1), process, log_path)
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=15)
-            if process.stdout is not None:
-                process.stdout.close()
 
 
 @contextlib.asynccontextmanager
@@ -297,7 +235,7 @@ async def run(demo: Demo) -> None:
     await demo.refused("expired", "expired", "alice", "delete_branch", release, state)
 
 
-def report(server: Server) -> int:
+def report(server: RunningServer) -> int:
     say(f"listening on {server.url}", 3)
     say()
     demo = Demo(server.url)
@@ -329,7 +267,7 @@ def main() -> int:
     say()
     say(f"Starting the example server: python examples/server --dev-key --ttl {TTL} --port 0")
     try:
-        with example_server() as server:
+        with running_server("--dev-key", "--ttl", str(TTL)) as server:
             return report(server)
     except ServerStartError as exc:
         say(f"could not start the example server: {exc}")

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
-import re
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +28,7 @@ if str(EXAMPLES) not in sys.path:
     sys.path.insert(0, str(EXAMPLES))  # the example server is the package `server`
 
 from server.accounts import EXAMPLE_TOKENS  # noqa: E402
+from server.launch import RunningServer, ServerStartError, running_server  # noqa: E402
 
 TOKEN_OF = {user: token for token, user in EXAMPLE_TOKENS.items()}
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -89,69 +83,16 @@ async def http_client(url: str, user: str | None, **options: Any) -> AsyncIterat
         yield client
 
 
-@dataclass
-class RunningServer:
-    """An example server process: its URL and its log (stderr)."""
-
-    url: str
-    process: subprocess.Popen[str]
-    log_path: Path
-
-    def log(self) -> str:
-        """Everything the server wrote to stderr so far."""
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
-
-
-_LISTENING = re.compile(r"listening on (http://\S+/mcp)")
-
-
 @contextlib.contextmanager
 def example_server(
     *args: str, env: dict[str, str] | None = None, timeout: float = 60
 ) -> Iterator[RunningServer]:
     """Start ``python examples/server ARGS`` on a free loopback port; stop it on exit, whatever happens."""
-    with tempfile.TemporaryDirectory(prefix="mrtr-example-") as tmp:
-        log_path = Path(tmp) / "stderr.log"
-        with log_path.open("w", encoding="utf-8") as log:
-            process = subprocess.Popen(
-                [sys.executable, str(EXAMPLES / "server"), "--port", "0", *args],
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-                env={**os.environ, **(env or {})},
-            )
-        try:
-            lines: queue.Queue[str] = queue.Queue()
-            assert process.stdout is not None
-            stdout = process.stdout
-
-            def pump() -> None:
-                for line in stdout:
-                    lines.put(line)
-
-            threading.Thread(target=pump, daemon=True).start()
-            try:
-                first = lines.get(timeout=timeout)
-            except queue.Empty:
-                raise AssertionError(f"the example server did not start: {log_path.read_text()}") from None
-            found = _LISTENING.search(first)
-            assert found, f"unexpected first line {first!r}; log: {log_path.read_text()}"
-            yield RunningServer(found.group(1), process, log_path)
-        finally:
-            stop(process)
-
-
-def stop(process: subprocess.Popen[str]) -> None:
-    """Stop a server process: SIGTERM (uvicorn shuts down gracefully), then SIGKILL if it hangs."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
-    if process.stdout is not None:
-        process.stdout.close()
+    try:
+        with running_server(*args, env=env, timeout=timeout) as server:
+            yield server
+    except ServerStartError as exc:
+        raise AssertionError(f"the example server did not start: {exc}") from None
 
 
 def which(name: str) -> str | None:

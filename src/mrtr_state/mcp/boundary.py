@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any, Final, Literal, TypeAlias, cast
 
@@ -271,19 +271,26 @@ class StateBoundary:
             logger.error("an input_required result on %s has a requestState that is not a string", ctx.method)
             raise MCPError(code=INTERNAL_ERROR, message="Internal error")
         target = self._target(ctx)
-        if target.arguments is not None:
-            try:
-                arguments_digest(target.arguments)
-            except (TypeError, ValueError):
-                raise MCPError(code=INVALID_PARAMS, message=_BAD_ARGUMENTS_WIRE) from None
         user = user or self._user(ctx)
         try:
             token = self._sealer.seal(
                 claim_of(state), user=user, arguments=target.arguments, **target.binding
             )
-        except (TypeError, ValueError) as exc:  # too large, or a ring that cannot sign (KeyringError)
+        except (TypeError, ValueError) as exc:
+            # Only now find out whose fault it is: the client's arguments (no digest
+            # exists for them), or the server's (too large, a ring that cannot sign).
+            if target.arguments is not None and not _digestible(target.arguments):
+                raise MCPError(code=INVALID_PARAMS, message=_BAD_ARGUMENTS_WIRE) from None
             logger.error("cannot seal requestState on %s: %s", ctx.method, exc)
             raise MCPError(code=INTERNAL_ERROR, message="Internal error") from None
         if isinstance(result, InputRequiredResult):
             return result.model_copy(update={"request_state": token})
         return {**result, "requestState": token}
+
+
+def _digestible(arguments: Mapping[str, Any]) -> bool:
+    try:
+        arguments_digest(arguments)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -121,11 +121,14 @@ def _same_answer(case: Case, answer: Mapping[str, Any]) -> bool:
 
 
 def same_json(a: Any, b: Any) -> bool:
-    """JSON equality: numbers by value (``1 == 1.0``, ``-0 == 0``), but ``true`` is not ``1``."""
+    """JSON equality: numbers as I-JSON doubles (``1 == 1.0``, ``-0 == 0``); ``true`` is not ``1``."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
+        try:
+            return float(a) == float(b)
+        except OverflowError:  # an integer no double holds: only itself is equal
+            return a == b
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):

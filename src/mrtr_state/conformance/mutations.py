@@ -8,8 +8,9 @@ Four kinds, drawn from a seeded random generator so that a run can be repeated:
     a segment padded, or the unused bits of its last character set (no key
     needed; the bytes are those of a valid token);
 ``context``
-    a valid token presented with another user, target, arguments, issuer or
-    clock (no key needed: a client holds such tokens);
+    a valid token presented with another user, target, arguments or issuer, or
+    after it expired (no key needed: a client holds such tokens), or before it
+    was issued (a verifier's clock behind the minter's: no client can cause it);
 ``resign``
     the header or the claims changed and the token signed again with the vector
     key that signed it (only a key holder can do this).
@@ -59,6 +60,7 @@ def mutate(cases: Sequence[Case], keys: Mapping[str, Any], *, count: int, seed: 
             kind = "flip"
         request = dict(base.request)
         reencoding = False
+        keyless = kind != "resign"
         if kind == "flip":
             request["token"] = _flip(rng, base.request["token"])
             reencoding = _same_bytes(request["token"], base.request["token"])
@@ -66,7 +68,7 @@ def mutate(cases: Sequence[Case], keys: Mapping[str, Any], *, count: int, seed: 
             request["token"] = _reencode(rng, base.request["token"])
             reencoding = True
         elif kind == "context":
-            _change_context(rng, request)
+            keyless = _change_context(rng, request)
         else:
             assert signer is not None  # noqa: S101  (checked above)
             request["token"] = _resign(rng, base.request["token"], signer, base.request)
@@ -75,7 +77,7 @@ def mutate(cases: Sequence[Case], keys: Mapping[str, Any], *, count: int, seed: 
                 f"mutation/{number}-{kind}-of-{base.id.split('/', 1)[-1]}",
                 request,
                 answer(request),
-                keyless=kind != "resign",
+                keyless=keyless,
                 reencoding=reencoding,
                 origin=kind,
             )
@@ -149,7 +151,8 @@ def _reencode(rng: random.Random, token: str) -> str:
     return ".".join(segments)
 
 
-def _change_context(rng: random.Random, request: dict[str, Any]) -> None:
+def _change_context(rng: random.Random, request: dict[str, Any]) -> bool:
+    """Present the token in another context; return whether a client could make this change."""
     change = rng.choice(("user", "target", "arguments", "issuer", "expired", "future"))
     if change == "user":
         request["user"] = request["user"] + "-other"
@@ -165,6 +168,8 @@ def _change_context(rng: random.Random, request: dict[str, Any]) -> None:
         request["now"] = request["now"] + request.get("max_lifetime", 600)
     else:
         request["now"] = request["now"] - request.get("max_lifetime", 600)
+        return False
+    return True
 
 
 def _resign(rng: random.Random, token: str, key: Key, request: Mapping[str, Any]) -> str:
@@ -180,7 +185,10 @@ def _resign(rng: random.Random, token: str, key: Key, request: Mapping[str, Any]
 
 
 def _compact(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate read from an escape: write it escaped again
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 def _with(name: str, value: Any, *, header: bool = False) -> _Edit:

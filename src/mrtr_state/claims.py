@@ -135,8 +135,14 @@ def check_bindings(
     digest = claims.get("args_sha256")
     if digest is None and require_arguments:
         raise InvalidRequestState("wrong_request", "the verifier requires claim 'args_sha256'; it is absent")
-    if digest is not None and (arguments is None or _digest_or_none(arguments) != digest):
-        raise InvalidRequestState("wrong_request", "claim 'args_sha256' does not match the arguments")
+    if digest is not None:
+        if arguments is None:
+            raise InvalidRequestState("wrong_request", "claim 'args_sha256' is present, arguments are not")
+        actual = _digest_or_none(arguments)
+        if actual is None:
+            raise InvalidRequestState("wrong_request", "the arguments are unbindable: they match no digest")
+        if actual != digest:
+            raise InvalidRequestState("wrong_request", "claim 'args_sha256' does not match the arguments")
 
 
 def _digest_or_none(arguments: Mapping[str, Any]) -> str | None:

@@ -87,6 +87,22 @@ def json_value(rng: random.Random, depth: int = 0) -> Any:
     return {text(rng, 0, 8): json_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
 
 
+def bindable(value: Any) -> Any:
+    """``value`` with every number of magnitude 2**53 or more halved until it is bindable.
+
+    Arguments holding an integer beyond 2**53 - 1 (every double that large is one)
+    are unbindable (profile, section 3.4): no token can be sealed for them.
+    """
+    if isinstance(value, dict):
+        return {k: bindable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [bindable(v) for v in value]
+    if isinstance(value, float):
+        while abs(value) >= 2**53:
+            value /= 2**64
+    return value
+
+
 def target(rng: random.Random) -> dict[str, str]:
     kind = rng.choice(["tool", "tool", "prompt", "resource"])
     name = text(rng) if kind != "resource" else f"file:///{text(rng)}"
@@ -99,7 +115,9 @@ def cases(seed: str) -> Iterator[dict[str, Any]]:
     while True:
         request: dict[str, Any] = {"user": text(rng), **target(rng), "state": json_value(rng)}
         if "resource" not in request and rng.random() < 0.8:
-            request["arguments"] = {text(rng, 1, 8): json_value(rng, 1) for _ in range(rng.randint(0, 4))}
+            request["arguments"] = {
+                text(rng, 1, 8): bindable(json_value(rng, 1)) for _ in range(rng.randint(0, 4))
+            }
         yield request
 
 

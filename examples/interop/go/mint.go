@@ -29,7 +29,8 @@ type minting struct {
 	jti       string // "" for a fresh random one
 }
 
-// mint returns the compact JWS of m: header {alg, typ, kid}; claims iss, sub, aud,
+// mint returns the compact JWS of m (or, with an A256GCM key, the compact JWE of
+// jwe.go): header {alg, typ, kid}; claims iss, sub, aud,
 // iat, exp, jti, args_sha256 (with arguments), state.
 func mint(m minting) (string, error) {
 	if m.key.sign == nil {
@@ -67,9 +68,15 @@ func mint(m minting) (string, error) {
 		}
 		claims["args_sha256"] = digest
 	}
-	token := jwt.NewWithClaims(m.key.method, claims)
-	token.Header = map[string]any{"alg": m.key.alg, "typ": typ, "kid": m.key.kid}
-	signed, err := token.SignedString(m.key.sign)
+	var signed string
+	var err error
+	if m.key.alg == encryptionAlg {
+		signed, err = encrypt(m.key, claims) // the encrypted form (jwe.go)
+	} else {
+		token := jwt.NewWithClaims(m.key.method, claims)
+		token.Header = map[string]any{"alg": m.key.alg, "typ": typ, "kid": m.key.kid}
+		signed, err = token.SignedString(m.key.sign)
+	}
 	if err != nil {
 		return "", err
 	}

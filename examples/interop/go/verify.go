@@ -85,8 +85,12 @@ func (v *verifier) verify(token string, req request) (json.RawMessage, error) {
 	if len(token) > v.maxTokenBytes {
 		return nil, refuse("too_large", "the token is longer than the size cap")
 	}
-	// Step 2. Three non-empty segments of the base64url alphabet.
+	// Step 2. Three non-empty segments of the base64url alphabet; five make the
+	// encrypted form (jwe.go).
 	segments := strings.Split(token, ".")
+	if len(segments) == 5 {
+		return v.verifyEncrypted(segments, req)
+	}
 	if len(segments) != 3 {
 		return nil, refuse("malformed", "the token is not three segments joined by '.'")
 	}
@@ -133,9 +137,16 @@ func (v *verifier) verify(token string, req request) (json.RawMessage, error) {
 	if k.method.Verify(signingInput, decoded[2], k.verify) != nil {
 		return nil, refuse("bad_signature", "the signature does not verify")
 	}
+	// Steps 11 to 19, shared with the encrypted form (jwe.go).
+	return v.claimSteps(decoded[1], req, func() error { return v.checkWithLibrary(token, k, req) })
+}
+
+// claimSteps applies steps 11 to 19 to the claims text of either form; library runs
+// steps 14 to 18 with golang-jwt once steps 11 to 13 have passed.
+func (v *verifier) claimSteps(payload []byte, req request, library func() error) (json.RawMessage, error) {
 	// Step 11. The claims are strict JSON and an object.
 	var claims map[string]json.RawMessage
-	if checkJSON(decoded[1], maxTextDepth) != nil || json.Unmarshal(decoded[1], &claims) != nil || claims == nil {
+	if checkJSON(payload, maxTextDepth) != nil || json.Unmarshal(payload, &claims) != nil || claims == nil {
 		return nil, refuse("malformed", "the claims are not a strict JSON object")
 	}
 	// Step 12. The claim set is closed, complete and well typed.
@@ -148,7 +159,7 @@ func (v *verifier) verify(token string, req request) (json.RawMessage, error) {
 		return nil, refuse("lifetime_too_long", "the token's lifetime exceeds the maximum")
 	}
 	// Steps 14 to 18: golang-jwt, on claims now known to be well formed.
-	if err := v.checkWithLibrary(token, k, req); err != nil {
+	if err := library(); err != nil {
 		return nil, err
 	}
 	// Step 19. The argument digest, when the token has one.
@@ -224,17 +235,10 @@ func timeClaim(raw json.RawMessage) (int64, bool) {
 func (v *verifier) checkWithLibrary(token string, k *key, req request) error {
 	// An empty expected issuer, subject or audience would switch golang-jwt's check
 	// off; the job reader refuses an empty issuer, user or target for that reason.
-	parser := jwt.NewParser(
+	parser := jwt.NewParser(append(v.claimOptions(req),
 		jwt.WithValidMethods([]string{k.alg}),
 		jwt.WithStrictDecoding(), // and no WithPaddingAllowed: padding stays refused
-		jwt.WithTimeFunc(func() time.Time { return time.Unix(req.now, 0) }),
-		jwt.WithLeeway(time.Duration(v.leeway)*time.Second),
-		jwt.WithIssuedAt(),
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuer(v.issuer),
-		jwt.WithSubject(req.user),
-		jwt.WithAudience(req.aud),
-	)
+	)...)
 	keyfunc := func(t *jwt.Token) (any, error) {
 		k, err := v.keys.lookup(t.Header)
 		if err != nil {
@@ -243,6 +247,24 @@ func (v *verifier) checkWithLibrary(token string, k *key, req request) error {
 		return k.verify, nil
 	}
 	_, err := parser.ParseWithClaims(token, &jwt.RegisteredClaims{}, keyfunc)
+	return libraryVerdict(err)
+}
+
+// claimOptions configures golang-jwt's claim checks (steps 14 to 18) for req.
+func (v *verifier) claimOptions(req request) []jwt.ParserOption {
+	return []jwt.ParserOption{
+		jwt.WithTimeFunc(func() time.Time { return time.Unix(req.now, 0) }),
+		jwt.WithLeeway(time.Duration(v.leeway) * time.Second),
+		jwt.WithIssuedAt(),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuer(v.issuer),
+		jwt.WithSubject(req.user),
+		jwt.WithAudience(req.aud),
+	}
+}
+
+// libraryVerdict maps golang-jwt's claim errors to reason codes in the profile's order.
+func libraryVerdict(err error) error {
 	switch {
 	case err == nil:
 		return nil

@@ -3,6 +3,7 @@ package mrtrstate.interop;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JOSEObjectType;
+import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
@@ -64,17 +65,22 @@ final class StateMinter {
         checkDepth(claims.state(), 0);
         builder.claim("state", StrictJson.toJava(claims.state())).serializeNullClaims(true);
 
-        JWSHeader header = new JWSHeader.Builder(key.alg())
-                .type(new JOSEObjectType(StateVerifier.TYP))
-                .keyID(key.kid())
-                .build();
-        SignedJWT jwt = new SignedJWT(header, builder.build());
-        try {
-            jwt.sign(key.signer());
-        } catch (JOSEException e) {
-            throw new BadJob("cannot sign: " + e.getMessage());
+        String token;
+        if (key.alg() instanceof JWSAlgorithm alg) {
+            JWSHeader header = new JWSHeader.Builder(alg)
+                    .type(new JOSEObjectType(StateVerifier.TYP))
+                    .keyID(key.kid())
+                    .build();
+            SignedJWT jwt = new SignedJWT(header, builder.build());
+            try {
+                jwt.sign(key.signer());
+            } catch (JOSEException e) {
+                throw new BadJob("cannot sign: " + e.getMessage());
+            }
+            token = jwt.serialize();
+        } else {
+            token = JweForm.encrypt(key, builder.build()); // the encrypted form
         }
-        String token = jwt.serialize();
         if (token.length() > MAX_TOKEN_BYTES) {
             throw new BadJob("the token would exceed the size cap of " + MAX_TOKEN_BYTES + " bytes");
         }

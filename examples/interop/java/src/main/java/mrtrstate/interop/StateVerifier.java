@@ -66,6 +66,9 @@ final class StateVerifier {
         // 2. Segments: exactly three non-empty segments of the base64url alphabet.
         // (Nimbus's JOSEObject.split trims white space and its Base64URL accepts padding: not used here.)
         String[] segments = text.split("\\.", -1);
+        if (segments.length == 5) { // the encrypted form (JweForm), then the same claim steps 11 to 19
+            return claimSteps(JweForm.decrypt(text, segments, options.ring()), request);
+        }
         if (segments.length != 3) {
             throw new Refusal("malformed", "the token is not three segments joined by '.'");
         }
@@ -137,9 +140,14 @@ final class StateVerifier {
             throw new Refusal("bad_signature", "the signature does not verify");
         }
 
+        return claimSteps(Base64Url.decode(segments[1]), request);
+    }
+
+    /** Steps 11 to 19 on the claims text of either form (the decoded payload, or the decrypted plaintext). */
+    JsonNode claimSteps(byte[] payload, Request request) throws Refusal {
         // 11. Claims JSON: strict, like the header (duplicates, unsafe integers, escaped lone surrogates at any
         // depth, inside the state too).
-        JsonNode claims = StrictJson.parseSegment(Base64Url.decode(segments[1]));
+        JsonNode claims = StrictJson.parseSegment(payload);
         if (claims == null || !claims.isObject()) {
             throw new Refusal("malformed", "the payload is not a strict JSON object");
         }

@@ -13,6 +13,8 @@ use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, ThumbprintHash}
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 use serde_json::{Map, Value};
 
+use crate::jwe::{is_encryption_jwk, EncryptionKey};
+
 /// A key that verifies: its id, the one algorithm it is used with, and the library's key.
 pub struct VerifyingKey {
     pub kid: String,
@@ -27,8 +29,15 @@ pub struct SigningKey {
     pub key: EncodingKey,
 }
 
-/// A verifier's key ring: every key verifies; looked up by `kid`.
-pub struct Ring(Vec<VerifyingKey>);
+/// What a mint job's key mints: a signed token, or an encrypted one (jwe.rs).
+pub enum MintingKey {
+    Signing(SigningKey),
+    Encryption(EncryptionKey),
+}
+
+/// A verifier's key ring: every signing key verifies, every encryption key (jwe.rs) decrypts;
+/// looked up by `kid`.
+pub struct Ring(Vec<VerifyingKey>, Vec<EncryptionKey>);
 
 impl Ring {
     /// Loads a JWKS (`{"keys": [...]}`); kids must be distinct.
@@ -38,9 +47,22 @@ impl Ring {
             .and_then(Value::as_array)
             .ok_or("the key set must be an object with a \"keys\" array")?;
         let mut ring: Vec<VerifyingKey> = Vec::with_capacity(keys.len());
+        let mut encryption: Vec<EncryptionKey> = Vec::new();
         for (i, jwk) in keys.iter().enumerate() {
+            if is_encryption_jwk(jwk) {
+                let key = EncryptionKey::load(jwk).map_err(|e| format!("key {i}: {e}"))?;
+                if ring.iter().any(|k| k.kid == key.kid)
+                    || encryption.iter().any(|k| k.kid == key.kid)
+                {
+                    return Err(format!("key {i}: a second key with the same kid"));
+                }
+                encryption.push(key);
+                continue;
+            }
             let loaded = load(jwk).map_err(|e| format!("key {i}: {e}"))?;
-            if ring.iter().any(|k| k.kid == loaded.kid) {
+            if ring.iter().any(|k| k.kid == loaded.kid)
+                || encryption.iter().any(|k| k.kid == loaded.kid)
+            {
                 return Err(format!("key {i}: a second key with the same kid"));
             }
             let key = DecodingKey::from_jwk(&loaded.jwk).map_err(|e| format!("key {i}: {e}"))?;
@@ -50,13 +72,26 @@ impl Ring {
                 key,
             });
         }
-        Ok(Ring(ring))
+        Ok(Ring(ring, encryption))
     }
 
-    /// The key named `kid`, if the ring holds one.
+    /// The signing key named `kid`, if the ring holds one.
     pub fn get(&self, kid: &str) -> Option<&VerifyingKey> {
         self.0.iter().find(|key| key.kid == kid)
     }
+
+    /// The encryption key named `kid`, if the ring holds one.
+    pub fn encryption_key(&self, kid: &str) -> Option<&EncryptionKey> {
+        self.1.iter().find(|key| key.kid == kid)
+    }
+}
+
+/// Loads a mint job's key: an encryption JWK (`"alg": "A256GCM"`) or a private signing JWK.
+pub fn minting_key(jwk: &Value) -> Result<MintingKey, String> {
+    if is_encryption_jwk(jwk) {
+        return Ok(MintingKey::Encryption(EncryptionKey::load(jwk)?));
+    }
+    Ok(MintingKey::Signing(signing_key(jwk)?))
 }
 
 /// Loads a private JWK: `oct` with `k`, or `OKP` Ed25519 with `x` and `d`.
@@ -176,7 +211,7 @@ fn base64url(name: &str, text: &str) -> Result<Vec<u8>, String> {
         .map_err(|_| format!("JWK member {name:?} is not canonical unpadded base64url"))
 }
 
-fn is_valid_kid(kid: &str) -> bool {
+pub(crate) fn is_valid_kid(kid: &str) -> bool {
     (1..=128).contains(&kid.len()) && kid.bytes().all(|b| b.is_ascii_graphic())
 }
 

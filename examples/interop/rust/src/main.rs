@@ -11,6 +11,7 @@
 //! missing field, an unusable key) stops the program with a message on stderr and exit status 2.
 
 mod digest;
+mod jwe;
 mod keys;
 mod mint;
 mod strict_json;
@@ -117,7 +118,7 @@ fn mint_job(text: &RawValue) -> Result<Value, String> {
     let state = serde_json::from_str::<StateText>(text.get())
         .map_err(|e| format!("\"state\": {e}"))?
         .state;
-    let key = keys::signing_key(field(job, "key")?)?;
+    let key = keys::minting_key(field(job, "key")?)?;
     let count = |name| {
         field(job, name)?
             .as_u64()

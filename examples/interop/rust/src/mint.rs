@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::digest::arguments_digest;
-use crate::keys::SigningKey;
+use crate::keys::MintingKey;
 use crate::strict_json::{self, MAX_SAFE_INTEGER};
 use crate::verify::TYP;
 
@@ -58,7 +58,7 @@ struct Claims<'a> {
 }
 
 /// Mints a token; an error is a programming error of the caller, not a token.
-pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
+pub fn mint(key: &MintingKey, job: &Mint) -> Result<String, String> {
     // Section 4, step 1: I-JSON (no integer literal beyond +-(2^53 - 1), ...), 32 levels at most.
     let state = strict_json::parse(job.state.as_bytes(), MAX_STATE_DEPTH)
         .map_err(|e| format!("the state cannot be carried exactly: {e}"))?;
@@ -95,10 +95,15 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
         args_sha256,
         state: &state,
     };
-    let mut header = Header::new(key.alg);
-    header.typ = Some(TYP.to_owned());
-    header.kid = Some(key.kid.clone());
-    let token = encode(&header, &claims, &key.key).map_err(|e| format!("signing failed: {e}"))?;
+    let token = match key {
+        MintingKey::Signing(key) => {
+            let mut header = Header::new(key.alg);
+            header.typ = Some(TYP.to_owned());
+            header.kid = Some(key.kid.clone());
+            encode(&header, &claims, &key.key).map_err(|e| format!("signing failed: {e}"))?
+        }
+        MintingKey::Encryption(key) => crate::jwe::encrypt(key, &claims)?, // the encrypted form
+    };
     if token.len() > MAX_TOKEN_BYTES {
         return Err(format!(
             "the token would be longer than {MAX_TOKEN_BYTES} bytes"

@@ -95,7 +95,12 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
     }
 
     // 2. Exactly three non-empty segments of the base64url alphabet (no '=', no white space).
+    //    Five are the encrypted form (jwe.rs), whose claims go through the same steps 11 to 19.
     let segments: Vec<&str> = token.split('.').collect();
+    if segments.len() == 5 {
+        let claims = crate::jwe::decrypt(ring, token, &segments)?;
+        return claim_steps(&claims, request, None);
+    }
     let is_base64url = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
     if segments.len() != 3
         || segments
@@ -144,9 +149,11 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
     }
 
     // 8. Key: kid is a string naming a key of the ring.
-    let key = header
-        .get("kid")
-        .and_then(Value::as_str)
+    let kid = header.get("kid").and_then(Value::as_str);
+    if kid.is_some_and(|kid| ring.encryption_key(kid).is_some()) {
+        return Err(Reason::AlgorithmMismatch); // step 9: an encryption key (jwe.rs) never verifies
+    }
+    let key = kid
         .and_then(|kid| ring.get(kid))
         .ok_or(Reason::UnknownKey)?;
 
@@ -175,10 +182,21 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
         }
     }
 
+    claim_steps(&decoded[1], request, Some(library_verdict))
+}
+
+/// Steps 11 to 19 on the claims text of either form. `library_verdict` is jsonwebtoken's verdict
+/// on `iss`, `sub` and `aud` for a signed token; an encrypted token has none (jsonwebtoken cannot
+/// read a JWE), and steps 17 and 18 are then exact comparisons here.
+fn claim_steps(
+    payload: &[u8],
+    request: &Request,
+    library_verdict: Option<Result<(), jsonwebtoken::errors::Error>>,
+) -> Result<Value, Reason> {
     // 11. The claims are strict JSON, and an object: the same rules as step 4 at any depth (an
     //     integer literal in the state too), and the state nests 32 levels at most.
     let claims =
-        strict_json::parse(&decoded[1], strict_json::MAX_DEPTH).map_err(|_| Reason::Malformed)?;
+        strict_json::parse(payload, strict_json::MAX_DEPTH).map_err(|_| Reason::Malformed)?;
     let claims = claims.as_object().ok_or(Reason::Malformed)?;
 
     // 12. The closed claim set, with its types.
@@ -203,14 +221,25 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
     }
 
     // 17, 18. User and target: the library's verdict from step 10.
-    if let Err(error) = library_verdict {
-        return Err(match error.kind() {
-            ErrorKind::InvalidSubject => Reason::WrongUser,
-            ErrorKind::InvalidAudience => Reason::WrongTool,
-            ErrorKind::InvalidIssuer => Reason::WrongIssuer,
-            // Parse errors and missing or ill-typed claims: steps 11 and 12 refuse these first.
-            _ => Reason::Malformed,
-        });
+    match library_verdict {
+        Some(Err(error)) => {
+            return Err(match error.kind() {
+                ErrorKind::InvalidSubject => Reason::WrongUser,
+                ErrorKind::InvalidAudience => Reason::WrongTool,
+                ErrorKind::InvalidIssuer => Reason::WrongIssuer,
+                // Parse errors and missing or ill-typed claims: steps 11 and 12 refuse these first.
+                _ => Reason::Malformed,
+            });
+        }
+        Some(Ok(())) => {}
+        None => {
+            if claims["sub"].as_str() != Some(request.user.as_str()) {
+                return Err(Reason::WrongUser);
+            }
+            if claims["aud"].as_str() != Some(request.audience.as_str()) {
+                return Err(Reason::WrongTool);
+            }
+        }
     }
 
     // 19. Request binding: the digest of the request's arguments (`{}` when it has none).

@@ -144,9 +144,10 @@ fn vectors(dir: &Path) -> Result<bool, String> {
         let text = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))
     };
-    let (keys, tokens, arguments) = (
+    let (keys, tokens, encrypted, arguments) = (
         read("keys.json")?,
         read("tokens.json")?,
+        read("encrypted.json")?,
         read("arguments.json")?,
     );
     let list = |file: &Value, name: &str| -> Result<Vec<Value>, String> {
@@ -155,31 +156,38 @@ fn vectors(dir: &Path) -> Result<bool, String> {
             .cloned()
             .ok_or(format!("{name}: no \"vectors\" array"))
     };
-    let defaults = tokens
-        .get("defaults")
-        .and_then(Value::as_object)
-        .ok_or("tokens.json: no \"defaults\"")?;
     let (mut passed, mut failed) = (0, 0);
 
-    for vector in list(&tokens, "tokens.json")? {
-        let id = vector["id"].as_str().unwrap_or("?").to_owned();
-        // A vector is a verify job: the defaults, overridden by the vector, with the verifier's keys.
-        let mut job = defaults.clone();
-        job.extend(vector.as_object().cloned().unwrap_or_default());
-        job.insert("keys".into(), keys["verifier_jwks"].clone());
-        let got = verify_job(&job).map_err(|e| format!("tokens.json {id}: {e}"))?;
-        let expected = &vector["expected"];
-        let ok = got == *expected;
-        println!(
-            "{} token {id}: {}{}",
-            mark(ok),
-            describe(&got, !ok),
-            expected_if(ok, describe(expected, true))
-        );
-        if ok {
-            passed += 1
-        } else {
-            failed += 1
+    // tokens.json against verifier_jwks; encrypted.json (the encrypted form) against
+    // encrypted_verifier_jwks.
+    for (file, name, jwks) in [
+        (&tokens, "tokens.json", "verifier_jwks"),
+        (&encrypted, "encrypted.json", "encrypted_verifier_jwks"),
+    ] {
+        let defaults = file
+            .get("defaults")
+            .and_then(Value::as_object)
+            .ok_or(format!("{name}: no \"defaults\""))?;
+        for vector in list(file, name)? {
+            let id = vector["id"].as_str().unwrap_or("?").to_owned();
+            // A vector is a verify job: the defaults, overridden by the vector, with the verifier's keys.
+            let mut job = defaults.clone();
+            job.extend(vector.as_object().cloned().unwrap_or_default());
+            job.insert("keys".into(), keys[jwks].clone());
+            let got = verify_job(&job).map_err(|e| format!("{name} {id}: {e}"))?;
+            let expected = &vector["expected"];
+            let ok = got == *expected;
+            println!(
+                "{} token {id}: {}{}",
+                mark(ok),
+                describe(&got, !ok),
+                expected_if(ok, describe(expected, true))
+            );
+            if ok {
+                passed += 1
+            } else {
+                failed += 1
+            }
         }
     }
 

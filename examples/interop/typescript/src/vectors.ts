@@ -37,6 +37,7 @@ export async function checkVectors(dir: string, print: (line: string) => void): 
   };
   const keys = await read("keys.json");
   const tokens = await read("tokens.json");
+  const encrypted = await read("encrypted.json");
   const args = await read("arguments.json");
   let passed = 0;
   let failed = 0;
@@ -46,18 +47,24 @@ export async function checkVectors(dir: string, print: (line: string) => void): 
     print(`${ok ? "ok  " : "FAIL"} ${id}: ${got} (expected ${expected})`);
   };
 
-  for (const vector of tokens.vectors as TokenVector[]) {
-    const job: { [name: string]: Json } = { keys: keys.verifier_jwks };
-    for (const name of ["token", "issuer", "user", "tool", "prompt", "resource", "arguments", "now"]) {
-      if (vector[name] !== undefined) job[name] = vector[name] as Json;
+  // tokens.json against verifier_jwks; encrypted.json (the encrypted form) against encrypted_verifier_jwks.
+  for (const [file, jwks] of [
+    [tokens, keys.verifier_jwks],
+    [encrypted, keys.encrypted_verifier_jwks],
+  ]) {
+    for (const vector of file.vectors as TokenVector[]) {
+      const job: { [name: string]: Json } = { keys: jwks };
+      for (const name of ["token", "issuer", "user", "tool", "prompt", "resource", "arguments", "now"]) {
+        if (vector[name] !== undefined) job[name] = vector[name] as Json;
+      }
+      for (const name of ["issuer", "max_lifetime", "leeway", "max_token_bytes"]) {
+        job[name] = (vector[name] ?? file.defaults[name]) as Json;
+      }
+      const { token, ring, request, policy } = await readVerifyJob(job);
+      const verdict = await verify(token, ring, request, policy);
+      const ok = isDeepStrictEqual(verdict, vector.expected);
+      report(ok, vector.id, describe(verdict, ok), describe(vector.expected, true));
     }
-    for (const name of ["issuer", "max_lifetime", "leeway", "max_token_bytes"]) {
-      job[name] = (vector[name] ?? tokens.defaults[name]) as Json;
-    }
-    const { token, ring, request, policy } = await readVerifyJob(job);
-    const verdict = await verify(token, ring, request, policy);
-    const ok = isDeepStrictEqual(verdict, vector.expected);
-    report(ok, vector.id, describe(verdict, ok), describe(vector.expected, true));
   }
 
   for (const vector of args.vectors as ArgumentVector[]) {

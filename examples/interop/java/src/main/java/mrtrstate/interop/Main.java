@@ -129,31 +129,36 @@ public final class Main {
     private static int vectors(Path dir, PrintStream out) throws BadJob {
         JsonNode keys = StrictJson.parseJob(read(dir.resolve("keys.json")), "keys.json");
         JsonNode tokens = StrictJson.parseJob(read(dir.resolve("tokens.json")), "tokens.json");
+        JsonNode encrypted = StrictJson.parseJob(read(dir.resolve("encrypted.json")), "encrypted.json");
         JsonNode arguments = StrictJson.parseJob(read(dir.resolve("arguments.json")), "arguments.json");
-        KeyRing ring = KeyRing.fromJwks(keys.get("verifier_jwks"));
-        JsonNode defaults = tokens.path("defaults");
         int passed = 0;
         int failed = 0;
 
-        for (JsonNode vector : tokens.path("vectors")) {
-            String id = vector.path("id").asText();
-            JsonNode settings = merged(defaults, vector);
-            StateVerifier verifier = new StateVerifier(new StateVerifier.Options(ring,
-                    text(settings, "issuer"),
-                    integer(settings, "max_lifetime", null, 1),
-                    integer(settings, "leeway", null, 0),
-                    integer(settings, "max_token_bytes", null, 1)));
-            StateVerifier.Request request = new StateVerifier.Request(text(vector, "user"), audience(vector),
-                    arguments(vector, true), integer(vector, "now", null, 0));
-            ObjectNode actual = verdict(verifier, vector.get("token"), request);
-            JsonNode expected = vector.get("expected");
-            boolean ok = sameVerdict(actual, expected);
-            out.printf("%s %s: got %s, expected %s%n",
-                    ok ? "pass" : "FAIL", id, describe(actual), describe(expected));
-            if (ok) {
-                passed++;
-            } else {
-                failed++;
+        // tokens.json against verifier_jwks; encrypted.json (the encrypted form) against encrypted_verifier_jwks.
+        for (JsonNode[] file : new JsonNode[][] {
+                {tokens, keys.get("verifier_jwks")}, {encrypted, keys.get("encrypted_verifier_jwks")}}) {
+            KeyRing ring = KeyRing.fromJwks(file[1]);
+            JsonNode defaults = file[0].path("defaults");
+            for (JsonNode vector : file[0].path("vectors")) {
+                String id = vector.path("id").asText();
+                JsonNode settings = merged(defaults, vector);
+                StateVerifier verifier = new StateVerifier(new StateVerifier.Options(ring,
+                        text(settings, "issuer"),
+                        integer(settings, "max_lifetime", null, 1),
+                        integer(settings, "leeway", null, 0),
+                        integer(settings, "max_token_bytes", null, 1)));
+                StateVerifier.Request request = new StateVerifier.Request(text(vector, "user"), audience(vector),
+                        arguments(vector, true), integer(vector, "now", null, 0));
+                ObjectNode actual = verdict(verifier, vector.get("token"), request);
+                JsonNode expected = vector.get("expected");
+                boolean ok = sameVerdict(actual, expected);
+                out.printf("%s %s: got %s, expected %s%n",
+                        ok ? "pass" : "FAIL", id, describe(actual), describe(expected));
+                if (ok) {
+                    passed++;
+                } else {
+                    failed++;
+                }
             }
         }
 

@@ -1,9 +1,10 @@
 """Tokens cross between Python and every interop example, in both directions.
 
-Each example in examples/interop/ is built once per test run from its own build file, then
-driven in batches (see harness.py). The Python library is the oracle: what it mints each
-language opens to exactly the same state, what it refuses each language refuses for the
-same reason, and what each language mints the Python library opens.
+Each example in examples/interop/ is built once per test run from its own build file (the
+`program` fixture of conftest.py), then driven in batches (see harness.py). The Python library
+is the oracle: what it mints each language opens to exactly the same state, what it refuses
+each language refuses for the same reason, and what each language mints the Python library
+opens. The encrypted form has its own module, test_encrypted_interop.py.
 """
 
 from __future__ import annotations
@@ -26,14 +27,6 @@ VECTORS = harness.ROOT / "spec" / "vectors"
 NOW = 1_767_225_600
 ISSUER = "https://mcp.example.com"
 CASES_PER_ALGORITHM = 60
-
-
-@pytest.fixture(scope="session", params=PROGRAMS, ids=[p.name for p in PROGRAMS])
-def program(request: pytest.FixtureRequest) -> harness.Program:
-    """One example, built once for the whole session."""
-    built: harness.Program = request.param
-    harness.build(built)
-    return built
 
 
 # --- random inputs --------------------------------------------------------------------------------
@@ -164,7 +157,7 @@ def test_every_vector_passes(program: harness.Program) -> None:
     lines = result.stdout.strip().splitlines()
     total = sum(
         len(json.loads((VECTORS / name).read_text(encoding="utf-8"))["vectors"])
-        for name in ("tokens.json", "arguments.json")
+        for name in ("tokens.json", "encrypted.json", "arguments.json")
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert lines, "the vectors command printed nothing"

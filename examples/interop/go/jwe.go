@@ -7,13 +7,14 @@ package main
 // segment as received as the AAD (RFC 7516, 5.1 step 14), the tag check, and the
 // encryption with a fresh random 96-bit IV. What this file adds before go-jose
 // sees the token, because go-jose does not check it or gives no reason code: the
-// five segments with an empty encrypted key, canonical base64url (go-jose decodes
-// with RawURLEncoding, which ignores non-zero unused bits), the strict header JSON
-// (go-jose keeps the last of two duplicate members), the header allowlist (go-jose
-// accepts any member and understands zip, so a compressed plaintext would be
-// inflated), alg and enc, the exact typ, the kid lookup and the key's form, and
-// the IV and tag lengths (Go's GCM panics on another nonce length). The claims
-// then go through the same steps 11 to 19 as a signed token's (verify.go).
+// five segments with an empty encrypted key; canonical base64url (go-jose accepted
+// a tag with non-zero unused bits, and refuses padding only as a parse error); the
+// strict header JSON (go-jose refuses a duplicate member, but as a parse error);
+// the header allowlist (go-jose accepted an unknown member, and zip: it inflates a
+// compressed plaintext); alg and enc; the exact typ; the kid lookup and the key's
+// form; and the IV and tag lengths (go-jose refuses an 8-byte IV only as a
+// failed decryption). The claims then go through the same steps 11 to 19 as a
+// signed token's (verify.go).
 
 import (
 	"encoding/json"

@@ -4,11 +4,12 @@
 //! josekit gives the compact parse, AES-256-GCM (OpenSSL) with the protected header segment as
 //! received as the AAD (RFC 7516, 5.1 step 14), the tag check, and a fresh random 96-bit IV when
 //! encrypting. What this module adds before josekit sees the token, because josekit does not check
-//! it or gives no reason code: five segments with an empty encrypted key, canonical base64url,
-//! strict header JSON (josekit reads the header with serde_json, which refuses duplicates only
-//! of names it knows), the header allowlist (josekit accepts any member and inflates a `zip`
-//! plaintext), `dir` and `A256GCM`, the exact `typ`, the kid lookup and the key's form, and the IV
-//! and tag lengths (josekit hands OpenSSL an IV of any length). The decrypted claims then go
+//! it or gives no reason code: five segments with an empty encrypted key; canonical base64url
+//! (josekit's decoder is strict, but its refusal is the same error as a bad tag); strict header
+//! JSON (josekit reads the header into a serde_json map, which keeps the last duplicate); the
+//! header allowlist (josekit accepted an unknown member, and `zip`: it inflates a compressed
+//! plaintext); `dir` and `A256GCM`; the exact `typ`; the kid lookup and the key's form; and the IV
+//! and tag lengths (josekit decrypted a token with an 8-byte IV: OpenSSL takes any IV length). The decrypted claims then go
 //! through the same steps 11 to 19 as a signed token's (`verify::claim_steps`).
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

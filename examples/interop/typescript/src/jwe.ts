@@ -6,10 +6,11 @@
  * claims (`jwtDecrypt`, with the same options `jwtVerify` gets for a signed token), and the
  * encryption (`EncryptJWT`, with a fresh random 96-bit IV). What this file adds before jose sees the
  * token, because jose does not check it or reports it with another reason:
- * - five segments with an empty encrypted key, each canonical base64url (jose's decoder reads
- *   padding and ignores non-zero unused bits);
+ * - five segments with an empty encrypted key, each canonical base64url (`compactDecrypt` accepted
+ *   a padded tag and one with non-zero unused bits);
  * - the protected header as strict JSON (`JSON.parse` keeps the last duplicate) holding exactly
- *   alg, enc, typ and kid (jose accepts any other member), `dir` and `A256GCM`, `typ` exactly;
+ *   alg, enc, typ and kid (`compactDecrypt` accepted any other member, and `zip`: it inflates a
+ *   compressed plaintext), `dir` and `A256GCM`, `typ` exactly;
  * - the kid lookup and the key's form (an HS256 secret is bytes too, and jose would use it);
  * - the IV and tag lengths, which jose refuses as `JWEInvalid`, where the profile says bad_signature.
  * The decrypted claims then go through the same steps 11 to 19 as a signed token's (verify.ts).

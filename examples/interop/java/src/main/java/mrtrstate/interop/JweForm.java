@@ -25,10 +25,11 @@ import java.util.Set;
  * <p>Nimbus gives the compact parse, AES-256-GCM with the protected header segment as received as the AAD
  * (RFC 7516, 5.1 step 14), the tag check, and a fresh random 96-bit IV when encrypting. What this class
  * adds before Nimbus sees the token, because Nimbus does not check it or gives no reason code: five
- * segments with an empty encrypted key (Nimbus's split trims white space), canonical base64url (Nimbus reads
- * padding), a strict header (Nimbus keeps unknown members as custom parameters and reads {@code zip}),
- * {@code dir} and {@code A256GCM}, the exact {@code typ}, the kid lookup and the key's form, and the IV and
- * tag lengths (Java's GCM takes an IV of any length). The decrypted claims then go through the same steps 11
+ * segments with an empty encrypted key; canonical base64url ({@code DirectDecrypter} accepted a padded tag and
+ * one with non-zero unused bits); a strict header (Nimbus refuses a duplicate member, but as a parse error,
+ * keeps unknown members as custom parameters, and inflates a {@code zip} plaintext); {@code dir} and
+ * {@code A256GCM}; the exact {@code typ}; the kid lookup and the key's form; and the IV and tag lengths
+ * (Nimbus decrypted a token with an 8-byte IV: Java's GCM takes an IV of any length). The decrypted claims then go through the same steps 11
  * to 19 as a signed token's ({@link StateVerifier#claimSteps}).
  */
 final class JweForm {

@@ -281,3 +281,66 @@ def test_tokens_each_language_mints_follow_the_profile_header_and_claims(program
         "args_sha256": arguments_digest(case["arguments"]),
         "state": {"k": "v"},
     }
+
+
+@pytest.mark.parametrize("alg", ["HS256", "EdDSA"])
+def test_each_language_refuses_a_missing_binding_when_the_verifier_requires_it(
+    program: harness.Program, alg: str
+) -> None:
+    sealer = python_sealer(alg, NOW)
+    tool = {"user": "alice", "tool": "deploy", "arguments": {"env": "prod"}}
+    resource = {"user": "alice", "resource": "file:///reports/q3.csv"}
+    unbound_tool = sealer.seal({"step": 1}, user="alice", tool="deploy")
+    bound_tool = sealer.seal({"step": 1}, **tool)
+    unbound_resource = sealer.seal({"step": 1}, **resource)
+    cases = [
+        (unbound_tool, tool, True, "wrong_request"),
+        (unbound_tool, tool, False, None),
+        (bound_tool, tool, True, None),
+        (unbound_resource, resource, True, None),  # a resource read has no arguments to bind
+    ]
+    batch = [
+        {**verify_job(alg, t, case, NOW), "require_arguments": required} for t, case, required, _ in cases
+    ]
+    reasons = [result.get("reason") for result in harness.jobs(program, "verify", batch)]
+    assert reasons == [reason for *_, reason in cases]
+
+
+@pytest.mark.parametrize("alg", ["HS256", "EdDSA"])
+def test_each_language_refuses_bound_tokens_for_arguments_with_integers_beyond_2_53(
+    program: harness.Program, alg: str
+) -> None:
+    sealer = python_sealer(alg, NOW)
+    token = sealer.seal({"step": 1}, user="alice", tool="delete", arguments={"id": 2**53 - 1})
+    unbound = sealer.seal({"step": 1}, user="alice", tool="delete")
+    retries: list[Any] = [2**53, 2**53 + 1, -(2**53), 2**60, 1e23, 1.152921504606847e18, [2**64]]
+    batch = [
+        verify_job(alg, token, {"user": "alice", "tool": "delete", "arguments": {"id": r}}, NOW)
+        for r in retries
+    ]
+    batch.append(
+        verify_job(alg, unbound, {"user": "alice", "tool": "delete", "arguments": {"id": 2**60}}, NOW)
+    )
+    results = harness.jobs(program, "verify", batch)
+    assert results == [{"valid": False, "reason": "wrong_request"}] * len(retries) + [
+        {"valid": True, "state": {"step": 1}}
+    ]
+
+
+def test_each_language_refuses_to_mint_for_unbindable_arguments(program: harness.Program) -> None:
+    key = RINGS["HS256"].signing_key
+    job = {
+        "key": key.private_jwk(),
+        "issuer": ISSUER,
+        "user": "alice",
+        "tool": "delete",
+        "arguments": {"id": 2**60 + 1},
+        "now": NOW,
+        "ttl": 600,
+        "state": {},
+    }
+    with pytest.raises(ValueError, match="strings"):
+        python_sealer("HS256", NOW).seal({}, user="alice", tool="delete", arguments=job["arguments"])
+    result = harness.run(program, "mint", stdin=json.dumps({"jobs": [job]}))
+    assert result.returncode == 2, result.stdout
+    assert "strings" in result.stderr

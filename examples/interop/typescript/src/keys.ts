@@ -3,13 +3,14 @@
  *
  * A key's algorithm comes from the key, never from a token: `oct` is HS256, OKP Ed25519 is EdDSA.
  * jose gives the import (`importJWK`) and the RFC 7638 thumbprint (`calculateJwkThumbprint`);
- * it does not refuse a short HMAC secret, non-canonical base64url members, or a `use` other
- * than `sig`, so those checks are here.
+ * it does not refuse a short HMAC secret, non-canonical base64url members, a `use` other
+ * than `sig`, or an Ed25519 `x` that is not a canonical point of large order, so those checks are here.
  */
 
 import { calculateJwkThumbprint, importJWK, type JWK } from "jose";
 
 import * as b64 from "./b64.js";
+import { ed25519KeyProblem } from "./edwards.js";
 import { ENCRYPTION_ALG, importEncryptionKey } from "./jwe.js";
 import type { Alg } from "./profile.js";
 import { isObject } from "./strict-json.js";
@@ -86,7 +87,10 @@ async function importKey(jwk: { [name: string]: unknown }, use: "sign" | "verify
     if (jwk.alg !== undefined && jwk.alg !== "EdDSA" && jwk.alg !== "Ed25519") {
       throw new KeyError('an Ed25519 JWK\'s "alg" must be EdDSA (or Ed25519)');
     }
-    if (member(jwk, "x").length !== 32) throw new KeyError('an Ed25519 JWK\'s "x" must be 32 bytes');
+    const x = member(jwk, "x");
+    if (x.length !== 32) throw new KeyError('an Ed25519 JWK\'s "x" must be 32 bytes');
+    const problem = ed25519KeyProblem(x);
+    if (problem !== undefined) throw new KeyError(problem);
     const publicJwk: JWK = { kty: "OKP", crv: "Ed25519", x: jwk.x as string };
     if (jwk.d === undefined) {
       if (use === "sign") throw new KeyError('a signing key needs its private part "d"');

@@ -52,7 +52,9 @@ export async function mint(request: MintRequest): Promise<string> {
   };
   if (request.arguments !== undefined) {
     const digest = argumentsDigest(request.arguments);
-    if (digest === undefined) throw new MintError("the arguments have no RFC 8785 canonical form");
+    if (digest === undefined) {
+      throw new MintError("the arguments are unbindable: an integer beyond 2^53 - 1 (pass such ids as strings), or no RFC 8785 form");
+    }
     payload.args_sha256 = digest;
   }
   const { key } = request;

@@ -6,8 +6,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 
-import { argumentsDigest, canonicalJson } from "./digest.js";
+import { argumentsDigest, canonicalArguments } from "./digest.js";
 import { JobError, readVerifyJob } from "./jobs.js";
+import { KeyError, loadRing } from "./keys.js";
 import type { Json } from "./strict-json.js";
 import { verify, type Verdict } from "./verify.js";
 
@@ -20,8 +21,14 @@ interface TokenVector {
 interface ArgumentVector {
   readonly id: string;
   readonly arguments: Json;
-  readonly canonical: string;
-  readonly digest: string;
+  readonly canonical?: string;
+  readonly digest?: string;
+  readonly unbindable?: boolean;
+}
+
+interface InvalidKeyVector {
+  readonly id: string;
+  readonly jwk: Json;
 }
 
 /** Check every vector in `dir`; print one line each and a closing tally; return the number that failed. */
@@ -39,6 +46,7 @@ export async function checkVectors(dir: string, print: (line: string) => void): 
   const tokens = await read("tokens.json");
   const encrypted = await read("encrypted.json");
   const args = await read("arguments.json");
+  const invalidKeys = await read("invalid-keys.json");
   let passed = 0;
   let failed = 0;
   const report = (ok: boolean, id: string, got: string, expected: string) => {
@@ -57,7 +65,7 @@ export async function checkVectors(dir: string, print: (line: string) => void): 
       for (const name of ["token", "issuer", "user", "tool", "prompt", "resource", "arguments", "now"]) {
         if (vector[name] !== undefined) job[name] = vector[name] as Json;
       }
-      for (const name of ["issuer", "max_lifetime", "leeway", "max_token_bytes"]) {
+      for (const name of ["issuer", "max_lifetime", "leeway", "max_token_bytes", "require_arguments"]) {
         job[name] = (vector[name] ?? file.defaults[name]) as Json;
       }
       const { token, ring, request, policy } = await readVerifyJob(job);
@@ -68,10 +76,25 @@ export async function checkVectors(dir: string, print: (line: string) => void): 
   }
 
   for (const vector of args.vectors as ArgumentVector[]) {
-    const canonical = canonicalJson(vector.arguments);
-    const digest = argumentsDigest(vector.arguments);
-    const ok = canonical === vector.canonical && digest === vector.digest;
-    report(ok, vector.id, `JCS ${canonical}, digest ${digest}`, `JCS ${vector.canonical}, digest ${vector.digest}`);
+    let got = "unbindable";
+    try {
+      got = `JCS ${canonicalArguments(vector.arguments)}, digest ${argumentsDigest(vector.arguments)}`;
+    } catch {
+      // reported as unbindable
+    }
+    const expected = vector.unbindable === true ? "unbindable" : `JCS ${vector.canonical}, digest ${vector.digest}`;
+    report(got === expected, vector.id, got, expected);
+  }
+
+  for (const vector of invalidKeys.vectors as InvalidKeyVector[]) {
+    let got = "loaded";
+    try {
+      await loadRing({ keys: [vector.jwk] });
+    } catch (error) {
+      if (!(error instanceof KeyError)) throw error;
+      got = `refused: ${error.message}`;
+    }
+    report(got !== "loaded", vector.id, got, "refused");
   }
 
   print(`${passed} passed, ${failed} failed`);

@@ -51,6 +51,8 @@ export interface Policy {
   readonly maxLifetime: number;
   readonly leeway: number;
   readonly maxTokenBytes: number;
+  /** Refuse a token for a tool or prompt that has no args_sha256 (step 19). */
+  readonly requireArguments: boolean;
 }
 
 /** The outcome: the state of an accepted token, or the reason code of a refused one. */
@@ -71,7 +73,7 @@ export async function verify(token: unknown, ring: Ring, request: Request, polic
 // An integer literal of 0 or more: digits with no fraction or exponent, and no sign except in `-0`,
 // which is an integer literal with the value 0 (section 3.2).
 const TIME = /^(?:-?0|[1-9][0-9]*)$/;
-const JTI = /^[A-Za-z0-9_-]{16,64}$/;
+const JTI = /^[A-Za-z0-9_-]{22,64}$/;
 const DIGEST = /^[A-Za-z0-9_-]{43}$/;
 const MAX_DATE_SECONDS = 8.64e12; // the last second a JavaScript Date can hold
 
@@ -109,7 +111,7 @@ async function validate(token: unknown, ring: Ring, request: Request, policy: Po
   }
   // 6. alg is HS256 or EdDSA (not none, Ed25519, HS512, ...).
   if (header.alg !== "HS256" && header.alg !== "EdDSA") refuse("unsupported_header", "alg is not HS256 or EdDSA");
-  // 7. typ exactly.
+  // 7. typ exactly, as the decoded JSON string ("mrtr-state\u002bjwt" is the same string).
   if (header.typ !== TYP) refuse("wrong_type", `typ is not exactly ${TYP}`);
   // 8. kid names a key of the ring.
   const key = typeof header.kid === "string" ? ring.get(header.kid) : undefined;
@@ -171,7 +173,7 @@ function claimSteps(payload: Uint8Array, claimRefusal: Reason | undefined, reque
   const iat = time(parsed, "iat");
   const exp = time(parsed, "exp");
   if (exp <= iat) refuse("malformed", "exp is not after iat");
-  if (typeof claims.jti !== "string" || !JTI.test(claims.jti)) refuse("malformed", "jti is not 16 to 64 base64url");
+  if (typeof claims.jti !== "string" || !JTI.test(claims.jti)) refuse("malformed", "jti is not 22 to 64 base64url");
   const bound = Object.hasOwn(claims, "args_sha256");
   if (bound && (typeof claims.args_sha256 !== "string" || !DIGEST.test(claims.args_sha256))) {
     refuse("malformed", "args_sha256 is not 43 base64url characters");
@@ -186,7 +188,11 @@ function claimSteps(payload: Uint8Array, claimRefusal: Reason | undefined, reque
   // nothing else: its exp check with the clamped clock is never stricter than step 15.)
   if (claimRefusal !== undefined) refuse(claimRefusal, "jose refused a claim");
 
-  // 19. The argument digest, when the token is bound to arguments.
+  // 19. The argument digest, when the token is bound to arguments; a verifier may require the binding
+  // for tools and prompts (a resource read has no arguments).
+  if (!bound && policy.requireArguments && !("resource" in request.target)) {
+    refuse("wrong_request", "the verifier requires args_sha256, which is absent");
+  }
   if (bound && argumentsDigest(request.arguments) !== claims.args_sha256) {
     refuse("wrong_request", "args_sha256 does not match the arguments");
   }

@@ -36,11 +36,15 @@ final class StateVerifier {
     private static final Set<String> REQUIRED_CLAIMS = Set.of("iss", "sub", "aud", "iat", "exp", "jti", "state");
     private static final Set<String> ALL_CLAIMS =
             Set.of("iss", "sub", "aud", "iat", "exp", "jti", "args_sha256", "state");
-    private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{16,64}");
+    private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{22,64}");
     private static final Pattern DIGEST = Pattern.compile("[A-Za-z0-9_-]{43}");
 
-    /** What the verifier is configured with: its ring, its identity, and its limits (profile, section 5). */
-    record Options(KeyRing ring, String issuer, long maxLifetime, long leeway, long maxTokenBytes) {}
+    /**
+     * What the verifier is configured with: its ring, its identity, its limits, and whether a token for a tool or
+     * prompt must carry {@code args_sha256} (profile, section 5).
+     */
+    record Options(KeyRing ring, String issuer, long maxLifetime, long leeway, long maxTokenBytes,
+            boolean requireArguments) {}
 
     /** The request being served: its user, its target as an {@code aud} value, its arguments, and now. */
     record Request(String user, String audience, JsonNode arguments, long now) {}
@@ -183,7 +187,7 @@ final class StateVerifier {
         }
         JsonNode jti = claims.get("jti");
         if (jti == null || !jti.isTextual() || !JTI.matcher(jti.textValue()).matches()) {
-            throw new Refusal("malformed", "jti is not 16 to 64 base64url characters");
+            throw new Refusal("malformed", "jti is not 22 to 64 base64url characters");
         }
         JsonNode digest = claims.get("args_sha256");
         if (digest != null && (!digest.isTextual() || !DIGEST.matcher(digest.textValue()).matches())) {
@@ -214,8 +218,11 @@ final class StateVerifier {
                 claimsSet, "wrong_user");
         check(nimbus(Set.of(request.audience()), null, null, null), claimsSet, "wrong_tool");
 
-        // 19. Request binding: the digest of the retry's arguments (RFC 8785); arguments that cannot be
-        // canonicalized match no digest.
+        // 19. Request binding: the digest of the retry's arguments (RFC 8785); unbindable arguments match no
+        // digest. A verifier may require the binding for tools and prompts (a resource read has no arguments).
+        if (digest == null && options.requireArguments() && !request.audience().startsWith("resources/read:")) {
+            throw new Refusal("wrong_request", "the verifier requires args_sha256, which is absent");
+        }
         if (digest != null) {
             String actual;
             try {

@@ -23,7 +23,8 @@ A verify job: {"keys": <JWKS>, "token": str, "issuer": str, "user": str, one of 
 {"valid": false, "reason": <reason code>}.
 A mint job: {"key": <private JWK>, "issuer", "user", one of "tool" / "prompt" / "resource",
 "arguments" (optional: no args_sha256 claim when absent), "now": int, "ttl": int, "state": <any JSON>,
-"jti": str (optional; random when absent)}; its result {"token": str}.
+"jti": str (optional; random when absent)}; its result {"token": str}. An A256GCM encryption JWK as
+"key" mints the encrypted form (a compact JWE).
 Jobs are batched so that one process serves hundreds of tokens.
 """
 

@@ -145,7 +145,8 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
         _ => return Err(Reason::UnsupportedHeader),
     };
 
-    // 7. Type, byte for byte: jsonwebtoken does not check typ at all.
+    // 7. Type, exactly, as the decoded JSON string (`mrtr-state\u002bjwt` is the same string):
+    // jsonwebtoken does not check typ at all.
     if header.get("typ").and_then(Value::as_str) != Some(TYP) {
         return Err(Reason::WrongType);
     }

@@ -29,7 +29,7 @@ import java.util.regex.Pattern;
  * each of those steps runs its own Nimbus verifier: a failure maps to exactly one reason code.
  */
 final class StateVerifier {
-    /** The {@code typ} of the profile, compared byte for byte. */
+    /** The {@code typ} of the profile, compared with the decoded header string. */
     static final String TYP = "mrtr-state+jwt";
 
     private static final Set<String> HEADER_PARAMETERS = Set.of("alg", "typ", "kid");
@@ -109,8 +109,9 @@ final class StateVerifier {
             throw new Refusal("unsupported_header", "alg is not HS256 or EdDSA");
         }
 
-        // 7. Type, byte for byte. Nimbus's DefaultJOSEObjectTypeVerifier is not used: JOSEObjectType.equals
-        // ignores case, so it would accept "MRTR-STATE+JWT".
+        // 7. Type, exactly, as the decoded JSON string (an escaped '+' is the same string). Nimbus's
+        // DefaultJOSEObjectTypeVerifier is not used: JOSEObjectType.equals ignores case, so it would accept
+        // "MRTR-STATE+JWT".
         JsonNode typ = header.get("typ");
         if (typ == null || !typ.isTextual() || !TYP.equals(typ.textValue())) {
             throw new Refusal("wrong_type", "typ is not exactly " + TYP);

@@ -133,6 +133,23 @@ def test_each_language_refuses_changed_encrypted_tokens_for_the_reason_python_gi
     assert harness.jobs(program, "verify", batch) == expected
 
 
+def test_each_language_gives_pythons_reason_for_every_one_character_change_of_an_encrypted_token(
+    program: harness.Program,
+) -> None:
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    case = {"user": "alice", "tool": "deploy", "arguments": {"n": 1}, "state": {"plan": ["a", "b"]}}
+    token = sealer(NOW).seal(case["state"], **request_of(case))
+    batch, expected = [], []
+    for i, char in enumerate(token):
+        other = "A" if char == "." else alphabet[(alphabet.index(char) + 1) % len(alphabet)]
+        changed = f"{token[:i]}{other}{token[i + 1 :]}"
+        verdict = python_verdict(changed, case, NOW)
+        assert not verdict["valid"], f"the Python library accepted a change at {i}"
+        batch.append(verify_job(changed, case, NOW))
+        expected.append(verdict)
+    assert harness.jobs(program, "verify", batch) == expected
+
+
 def test_each_language_refuses_another_user_tool_request_issuer_and_time_when_encrypted(
     program: harness.Program,
 ) -> None:

@@ -530,7 +530,9 @@ class Keyring:
         """Load keys from an environment variable (default ``MRTR_STATE_KEYS``).
 
         The value is a JWKS or a single JWK as JSON, or one HS256 secret written in
-        base64 or base64url (padding optional) that decodes to at least 32 bytes.
+        base64 or base64url (padding optional) that decodes to at least 32 bytes. An
+        A256GCM encryption key comes as a JWK or in a JWKS (``"alg": "A256GCM"``); a
+        bare secret is always an HS256 key.
         """
         env = os.environ if environ is None else environ
         value = env.get(name, "").strip()

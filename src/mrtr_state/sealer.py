@@ -4,8 +4,8 @@
 :mod:`~mrtr_state.jws` for the compact serialization and header (the signed form),
 :mod:`~mrtr_state.jwe` for the encrypted form, and :mod:`~mrtr_state.claims` for the
 claim set. The first key of the ring decides the form of new tokens; a token is
-opened by the form its segment count shows (three: signed, five: encrypted). It holds configuration only, so one
-sealer can be shared by every thread of a server.
+opened by the form its segment count shows (three: signed, five: encrypted). It
+holds configuration only, so one sealer can be shared by every thread of a server.
 
 It implements rule AGT-18 of the Agent Wranglers agents-as-users playbook:
 https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state

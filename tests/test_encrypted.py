@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 import pytest
@@ -515,3 +516,31 @@ def test_a_refusal_of_the_encrypted_form_names_no_claim_or_key(enc_sealer: State
         assert k not in message
         assert "cus_8f3a2b" not in message
         assert base64.urlsafe_b64encode(b"alice").decode()[:6] not in message
+
+
+# --- the profile says the same ------------------------------------------------------------------------
+
+
+def test_the_encrypted_forms_header_parameters_and_sizes_are_the_profiles() -> None:
+    from pathlib import Path
+
+    from mrtr_state import jwe
+
+    profile = (Path(__file__).resolve().parent.parent / "spec" / "profile.md").read_text(encoding="utf-8")
+    section = profile[profile.index("### 3.6. The encrypted form") : profile.index("## 4. Minting")]
+    rows = dict(
+        (name, value)
+        for name, value in re.findall(
+            r"^\| `([a-z]+)` \| string \| REQUIRED \| exactly `([^`]+)`", section, re.M
+        )
+    )
+    assert set(re.findall(r"^\| `([a-z]+)` \| string \| REQUIRED \|", section, re.M)) == set(
+        jwe.HEADER_PARAMETERS
+    )
+    assert rows == {"alg": jwe.ALG, "enc": jwe.ENC, "typ": "mrtr-state+jwt"}
+    assert f"{jwe.IV_BYTES} bytes (96 bits)" in section
+    assert f"{jwe.TAG_BYTES}-byte (128-bit)" in section
+    steps = profile[
+        profile.index("### 5.1. Validation of the encrypted form") : profile.index("## 6. Reason codes")
+    ]
+    assert "`alg`, `enc`, `typ` and `kid`" in steps

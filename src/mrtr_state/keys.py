@@ -538,7 +538,9 @@ class Keyring:
         The value is a JWKS or a single JWK as JSON, or one HS256 secret written in
         base64 or base64url (padding optional) that decodes to at least 32 bytes.
         A secret that is one byte, or a pattern of at most 8 bytes, repeated is
-        refused as obviously not random (profile, section 7.1).
+        refused as obviously not random (profile, section 7.1). An A256GCM
+        encryption key comes as a JWK or in a JWKS (``"alg": "A256GCM"``); a bare
+        secret is always an HS256 key.
         """
         env = os.environ if environ is None else environ
         value = env.get(name, "").strip()

@@ -1,9 +1,11 @@
 """The sealer: mint and open ``requestState`` tokens of the profile.
 
 :class:`StateSealer` ties the layers together: :mod:`~mrtr_state.keys` for keys,
-:mod:`~mrtr_state.jws` for the compact serialization and header, and
-:mod:`~mrtr_state.claims` for the claim set. It holds configuration only, so one
-sealer can be shared by every thread of a server.
+:mod:`~mrtr_state.jws` for the compact serialization and header (the signed form),
+:mod:`~mrtr_state.jwe` for the encrypted form, and :mod:`~mrtr_state.claims` for the
+claim set. The first key of the ring decides the form of new tokens; a token is
+opened by the form its segment count shows (three: signed, five: encrypted). It
+holds configuration only, so one sealer can be shared by every thread of a server.
 
 It implements rule AGT-18 of the Agent Wranglers agents-as-users playbook:
 https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state
@@ -68,7 +70,8 @@ class StateSealer:
     """Seal state into a ``requestState`` token, and open it on the retry.
 
     Args:
-        ring: the keys; the first signs, every key verifies.
+        ring: the keys; the first signs (or, an A256GCM key, encrypts), every key
+            opens the tokens of its own form.
         issuer: this server's identity, written to and required in ``iss``.
         ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
             when that is shorter).

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mrtr_state import Key, Keyring, StateSealer, arguments_digest, canonicalize
 from mrtr_state._b64 import encode as b64
@@ -1555,6 +1556,733 @@ def argument_vectors() -> list[dict[str, Any]]:
     return out
 
 
+# --- the encrypted form (profile, sections 3.6 and 5.1) --------------------------------------------
+# Kept in one section, apart from the signed vectors: encrypted.json, and the encryption key added
+# to keys.json as new members, so readers of the existing files are unaffected.
+
+A256GCM = Key.from_jwk({"kty": "oct", "alg": "A256GCM", "use": "enc", "k": b64(seed("A256GCM key"))})
+UNKNOWN_A256GCM = Key.from_jwk({"kty": "oct", "alg": "A256GCM", "k": b64(seed("unknown A256GCM key"))})
+#: The ring the encrypted vectors are verified against: the encryption key and the signing keys
+#: of verifier_jwks, so that a token naming a key of the other form is refused as the profile says.
+ENCRYPTED_VERIFIER = Keyring([A256GCM, HS256, EDDSA_PUBLIC])
+
+
+def iv_for(vector_id: str) -> bytes:
+    """The fixed 96-bit IV of a vector (a minter draws a fresh random one for every token)."""
+    return hashlib.sha256(f"mrtr-state test vector IV {vector_id}".encode()).digest()[:12]
+
+
+def jwe_header_for(kid: Any = None, **changes: Any) -> dict[str, Any]:
+    header: dict[str, Any] = {"alg": "dir", "enc": "A256GCM", "typ": TYP, "kid": A256GCM.kid}
+    if kid is not None:
+        header["kid"] = kid
+    for name, value in changes.items():
+        if value is None:
+            del header[name]
+        else:
+            header[name] = value
+    return header
+
+
+def encrypt_parts(
+    secret: bytes, header: dict[str, Any] | bytes | str, plaintext: dict[str, Any] | bytes, iv: bytes
+) -> tuple[str, str, str, str]:
+    """Encrypt `plaintext` with AES-GCM under `secret`; the AAD is the header segment's ASCII."""
+    h = header if isinstance(header, str) else b64(header if isinstance(header, bytes) else compact(header))
+    pt = plaintext if isinstance(plaintext, bytes) else compact(plaintext)
+    sealed = AESGCM(secret).encrypt(iv, pt, h.encode("ascii"))
+    return h, b64(iv), b64(sealed[:-16]), b64(sealed[-16:])
+
+
+def jwe_assemble(
+    secret: bytes,
+    header: dict[str, Any] | bytes | str,
+    plaintext: dict[str, Any] | bytes,
+    iv: bytes,
+) -> str:
+    """A compact JWE with an empty encrypted-key segment (alg dir)."""
+    h, i, c, t = encrypt_parts(secret, header, plaintext, iv)
+    return f"{h}..{i}.{c}.{t}"
+
+
+ENCRYPTION_SECRET = seed("A256GCM key")
+
+
+def enc_token(vector_id: str, **changes: Any) -> str:
+    """A token of the encrypted form for the default request; `changes` edit the claims."""
+    return jwe_assemble(
+        ENCRYPTION_SECRET, jwe_header_for(), claims_for(vector_id, **changes), iv_for(vector_id)
+    )
+
+
+def sized_enc_token(vector_id: str, length: int) -> tuple[str, Any]:
+    """A valid encrypted token of exactly `length` characters, and its state."""
+    headers = [compact(jwe_header_for()), json.dumps(jwe_header_for()).encode()]
+    for header in headers:
+        for filler in range(length):
+            state = {"filler": "x" * filler}
+            tok = jwe_assemble(
+                ENCRYPTION_SECRET, header, claims_for(vector_id, state=state), iv_for(vector_id)
+            )
+            if len(tok) == length:
+                return tok, state
+            if len(tok) > length:
+                break
+    raise SystemExit(f"cannot size an encrypted token to {length} characters")
+
+
+def encrypted_vectors() -> list[dict[str, Any]]:
+    v: list[dict[str, Any]] = []
+    add = v.append
+
+    # --- valid ---------------------------------------------------------------------------------
+    add(
+        vector(
+            "encrypted-valid-basic",
+            "A token of the encrypted form for the default request.",
+            enc_token("encrypted-valid-basic"),
+            None,
+        )
+    )
+    draws = iter(
+        [
+            hashlib.sha256(b"encrypted-valid-reference-sealer jti").digest(),
+            iv_for("encrypted-valid-reference-sealer"),
+        ]
+    )
+    add(
+        vector(
+            "encrypted-valid-reference-sealer",
+            "The exact output of StateSealer.seal with an A256GCM ring (jti, then the IV, from its entropy).",
+            StateSealer(
+                Keyring([A256GCM]),
+                issuer=ISSUER,
+                clock=lambda: IAT + 0.75,
+                entropy=lambda n: next(draws)[:n],
+            ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS),
+            None,
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-no-argument-binding",
+            "No args_sha256 claim: the token opens whatever the arguments.",
+            enc_token("encrypted-valid-no-argument-binding", args_sha256=None),
+            None,
+            arguments={"anything": [1, 2]},
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-prompt",
+            "A prompt target: aud is prompts/get:<name>.",
+            enc_token(
+                "encrypted-valid-prompt",
+                aud="prompts/get:summarize",
+                args_sha256=arguments_digest({"topic": "q3"}),
+            ),
+            None,
+            prompt="summarize",
+            arguments={"topic": "q3"},
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-resource",
+            "A resource target: aud is resources/read:<uri>, no arguments.",
+            enc_token(
+                "encrypted-valid-resource", aud="resources/read:file:///reports/q3.csv", args_sha256=None
+            ),
+            None,
+            resource="file:///reports/q3.csv",
+            arguments=None,
+        )
+    )
+    unicode_state = {
+        "name": "Zoë 😀",
+        "escapes": 'tab\tquote"back\\slash',
+        "n": -0.5,
+        "nested": [None, True, {}],
+    }
+    add(
+        vector(
+            "encrypted-valid-unicode-state",
+            "Unicode, escapes, floats and nesting in the encrypted state.",
+            enc_token("encrypted-valid-unicode-state", state=unicode_state),
+            None,
+            expected_state=unicode_state,
+        )
+    )
+    reordered = compact({"kid": A256GCM.kid, "typ": TYP, "enc": "A256GCM", "alg": "dir"})
+    add(
+        vector(
+            "encrypted-valid-header-member-order",
+            "Protected header members in another order, as other minters write them "
+            "(the AAD is the header segment as received).",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                reordered,
+                claims_for("encrypted-valid-header-member-order"),
+                iv_for("encrypted-valid-header-member-order"),
+            ),
+            None,
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-json-whitespace",
+            "Protected header and claims JSON with insignificant white space.",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                json.dumps(jwe_header_for(), indent=1).encode(),
+                json.dumps(claims_for("encrypted-valid-json-whitespace"), indent=2).encode(),
+                iv_for("encrypted-valid-json-whitespace"),
+            ),
+            None,
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-one-second-before-exp",
+            "now = exp - 1: the last second of the 600 s lifetime.",
+            enc_token("encrypted-valid-one-second-before-exp"),
+            None,
+            now=IAT + TTL - 1,
+        )
+    )
+    at_cap, at_cap_state = sized_enc_token("encrypted-valid-at-size-cap", MAX_TOKEN_BYTES)
+    add(
+        vector(
+            "encrypted-valid-at-size-cap",
+            "An encrypted token exactly max_token_bytes long.",
+            at_cap,
+            None,
+            expected_state=at_cap_state,
+        )
+    )
+
+    # --- step 1: size --------------------------------------------------------------------------
+    add(
+        vector(
+            "encrypted-too-large-over-cap",
+            "An encrypted token one character over the size cap.",
+            sized_enc_token("encrypted-too-large-over-cap", MAX_TOKEN_BYTES + 1)[0],
+            "too_large",
+        )
+    )
+
+    # --- steps 2 and 3: five segments, the second empty, canonical base64url -----------------------
+    h, i, c, t = encrypt_parts(
+        ENCRYPTION_SECRET, jwe_header_for(), claims_for("encrypted-malformed"), iv_for("encrypted-malformed")
+    )
+    for vector_id, description, tok in [
+        ("encrypted-malformed-four-segments", "Four segments: the tag left out.", f"{h}..{i}.{c}"),
+        ("encrypted-malformed-six-segments", "Six segments.", f"{h}..{i}.{c}.{t}.{t}"),
+        (
+            "encrypted-malformed-encrypted-key-present",
+            "A non-empty encrypted-key segment (40 bytes, the shape of A256KW): alg dir has none.",
+            f"{h}.{b64(bytes(40))}.{i}.{c}.{t}",
+        ),
+        ("encrypted-malformed-empty-iv", "An empty IV segment.", f"{h}...{c}.{t}"),
+        ("encrypted-malformed-empty-ciphertext", "An empty ciphertext segment.", f"{h}..{i}..{t}"),
+        ("encrypted-malformed-empty-tag", "An empty tag segment.", f"{h}..{i}.{c}."),
+        ("encrypted-malformed-empty-header", "An empty protected header segment.", f"..{i}.{c}.{t}"),
+        ("encrypted-malformed-padding", "The tag segment padded with '='.", f"{h}..{i}.{c}.{t}=="),
+        ("encrypted-malformed-standard-base64", "'+' and '/' in the ciphertext.", f"{h}..{i}.+/{c[2:]}.{t}"),
+        (
+            "encrypted-malformed-noncanonical-tag",
+            "Non-zero unused bits in the tag's last character: a lax decoder reads the same bytes "
+            "and the tag would verify.",
+            f"{h}..{i}.{c}.{noncanonical_last(t)}",
+        ),
+        (
+            "encrypted-malformed-ciphertext-length",
+            "A ciphertext segment whose length modulo 4 is 1.",
+            f"{h}..{i}.{c + 'A' * ((1 - len(c)) % 4)}.{t}",
+        ),
+    ]:
+        add(vector(vector_id, description, tok, "malformed"))
+
+    # --- step 4: protected header JSON -----------------------------------------------------------
+    claims = claims_for("encrypted-malformed-header")
+    kid = A256GCM.kid.encode()
+    for vector_id, description, header in [
+        ("encrypted-malformed-header-not-json", "The protected header is not JSON.", b"{alg:dir}"),
+        ("encrypted-malformed-header-array", "The protected header is a JSON array.", b'["dir","A256GCM"]'),
+        (
+            "encrypted-malformed-header-duplicate-member",
+            "The protected header repeats enc.",
+            b'{"alg":"dir","enc":"A256GCM","typ":"mrtr-state+jwt","kid":"%s","enc":"A256GCM"}' % kid,
+        ),
+    ]:
+        add(
+            vector(
+                vector_id,
+                description,
+                jwe_assemble(ENCRYPTION_SECRET, header, claims, iv_for(vector_id)),
+                "malformed",
+            )
+        )
+
+    # --- step 5: protected header allowlist ------------------------------------------------------
+    for param, value in [
+        ("zip", "DEF"),
+        ("crit", ["exp"]),
+        ("cty", "JWT"),
+        ("jku", "https://attacker.example/jwks.json"),
+        ("iv", b64(bytes(12))),
+    ]:
+        vector_id = f"encrypted-unsupported-header-{param}"
+        add(
+            vector(
+                vector_id,
+                f"The protected header carries {param}.",
+                jwe_assemble(
+                    ENCRYPTION_SECRET,
+                    jwe_header_for(**{param: value}),
+                    claims_for(vector_id),
+                    iv_for(vector_id),
+                ),
+                "unsupported_header",
+            )
+        )
+
+    # --- step 6: alg and enc ----------------------------------------------------------------------
+    for label, changes in [
+        ("alg-a256kw", {"alg": "A256KW"}),
+        ("alg-hs256", {"alg": "HS256"}),
+        ("alg-missing", {"alg": None}),
+        ("enc-a128gcm", {"enc": "A128GCM"}),
+        ("enc-a256cbc-hs512", {"enc": "A256CBC-HS512"}),
+        ("enc-missing", {"enc": None}),
+    ]:
+        vector_id = f"encrypted-unsupported-header-{label}"
+        add(
+            vector(
+                vector_id,
+                f"The protected header has {', '.join(f'{k} {v!r}' for k, v in changes.items())} "
+                "(the content is AES-256-GCM regardless; it is never decrypted).",
+                jwe_assemble(
+                    ENCRYPTION_SECRET, jwe_header_for(**changes), claims_for(vector_id), iv_for(vector_id)
+                ),
+                "unsupported_header",
+            )
+        )
+
+    # --- step 7: typ --------------------------------------------------------------------------------
+    for label, typ in [
+        ("jwt", "JWT"),
+        ("application-prefix", "application/mrtr-state+jwt"),
+        ("missing", None),
+    ]:
+        vector_id = f"encrypted-wrong-type-{label}"
+        add(
+            vector(
+                vector_id,
+                f"typ is {typ!r}.",
+                jwe_assemble(
+                    ENCRYPTION_SECRET, jwe_header_for(typ=typ), claims_for(vector_id), iv_for(vector_id)
+                ),
+                "wrong_type",
+            )
+        )
+
+    # --- step 8: kid --------------------------------------------------------------------------------
+    add(
+        vector(
+            "encrypted-unknown-key",
+            "Encrypted with an A256GCM key that is in no verifier ring.",
+            jwe_assemble(
+                seed("unknown A256GCM key"),
+                jwe_header_for(kid=UNKNOWN_A256GCM.kid),
+                claims_for("encrypted-unknown-key"),
+                iv_for("encrypted-unknown-key"),
+            ),
+            "unknown_key",
+        )
+    )
+    add(
+        vector(
+            "encrypted-unknown-key-missing-kid",
+            "No kid.",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                {k: val for k, val in jwe_header_for().items() if k != "kid"},
+                claims_for("encrypted-unknown-key-missing-kid"),
+                iv_for("encrypted-unknown-key-missing-kid"),
+            ),
+            "unknown_key",
+        )
+    )
+    add(
+        vector(
+            "encrypted-unknown-key-numeric-kid",
+            "kid is a number.",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                jwe_header_for(kid=1),
+                claims_for("encrypted-unknown-key-numeric-kid"),
+                iv_for("encrypted-unknown-key-numeric-kid"),
+            ),
+            "unknown_key",
+        )
+    )
+
+    # --- step 9: the key's form matches the token's ---------------------------------------------------
+    add(
+        vector(
+            "encrypted-algorithm-mismatch-hs256-key",
+            "An encrypted token naming the HS256 secret, encrypted with that secret as the AES key: "
+            "a signing key never decrypts.",
+            jwe_assemble(
+                seed("HS256 key"),
+                jwe_header_for(kid=HS256.kid),
+                claims_for("encrypted-algorithm-mismatch-hs256-key"),
+                iv_for("encrypted-algorithm-mismatch-hs256-key"),
+            ),
+            "algorithm_mismatch",
+        )
+    )
+    public_x = base64.urlsafe_b64decode(EDDSA.public_jwk()["x"] + "=")
+    add(
+        vector(
+            "encrypted-algorithm-mismatch-eddsa-key",
+            "An encrypted token naming the Ed25519 key, encrypted with its public key bytes as the AES key.",
+            jwe_assemble(
+                public_x,
+                jwe_header_for(kid=EDDSA.kid),
+                claims_for("encrypted-algorithm-mismatch-eddsa-key"),
+                iv_for("encrypted-algorithm-mismatch-eddsa-key"),
+            ),
+            "algorithm_mismatch",
+        )
+    )
+    add(
+        vector(
+            "encrypted-algorithm-mismatch-signed-token-naming-encryption-key",
+            "A signed token (HS256) naming the A256GCM key, its HMAC keyed with the encryption key: "
+            "an encryption key never verifies a signature (signed form, step 9).",
+            assemble(
+                lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
+                {"alg": "HS256", "typ": TYP, "kid": A256GCM.kid},
+                claims_for("encrypted-algorithm-mismatch-signed-token-naming-encryption-key"),
+            ),
+            "algorithm_mismatch",
+        )
+    )
+    add(
+        vector(
+            "encrypted-unsupported-header-signed-token-alg-a256gcm",
+            "A signed token whose alg is A256GCM: not a signing algorithm (signed form, step 6).",
+            assemble(
+                lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
+                {"alg": "A256GCM", "typ": TYP, "kid": A256GCM.kid},
+                claims_for("encrypted-unsupported-header-signed-token-alg-a256gcm"),
+            ),
+            "unsupported_header",
+        )
+    )
+    add(
+        vector(
+            "encrypted-unsupported-header-signed-token-with-enc",
+            "A signed token whose header carries enc (signed form, step 5).",
+            assemble(
+                HS256,
+                header_for(HS256, enc="A256GCM"),
+                claims_for("encrypted-unsupported-header-signed-token-with-enc"),
+            ),
+            "unsupported_header",
+        )
+    )
+
+    # --- step 10: decryption --------------------------------------------------------------------------
+    h, i, c, t = encrypt_parts(
+        ENCRYPTION_SECRET, jwe_header_for(), claims_for("encrypted-bad-tag"), iv_for("encrypted-bad-tag")
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-changed",
+            "One character of the tag changed.",
+            f"{h}..{i}.{c}.{flip_char(t, 3)}",
+            "bad_signature",
+        )
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-ciphertext-changed",
+            "One character of the ciphertext changed.",
+            f"{h}..{i}.{flip_char(c, 10)}.{t}",
+            "bad_signature",
+        )
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-iv-changed",
+            "One character of the IV changed.",
+            f"{h}..{flip_char(i, 5)}.{c}.{t}",
+            "bad_signature",
+        )
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-truncated",
+            "The tag cut to its first 12 bytes (a valid GCM tag length elsewhere, not here).",
+            f"{h}..{i}.{c}.{b64(base64.urlsafe_b64decode(t + '==')[:12])}",
+            "bad_signature",
+        )
+    )
+    spaced = b64(json.dumps(jwe_header_for()).encode())
+    add(
+        vector(
+            "encrypted-bad-tag-header-respelled",
+            "The protected header re-encoded with spaces (same members): the AAD is the segment as "
+            "received, so the tag no longer verifies.",
+            f"{spaced}..{i}.{c}.{t}",
+            "bad_signature",
+        )
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-wrong-key",
+            "Encrypted with another AES key under the ring key's kid.",
+            jwe_assemble(
+                seed("unknown A256GCM key"),
+                jwe_header_for(),
+                claims_for("encrypted-bad-tag-wrong-key"),
+                iv_for("encrypted-bad-tag-wrong-key"),
+            ),
+            "bad_signature",
+        )
+    )
+    for label, iv in [
+        ("iv-8-bytes", iv_for("encrypted-bad-tag-iv-8-bytes")[:8]),
+        ("iv-16-bytes", iv_for("encrypted-bad-tag-iv-16-bytes") + bytes(4)),
+    ]:
+        vector_id = f"encrypted-bad-tag-{label}"
+        add(
+            vector(
+                vector_id,
+                f"Correctly encrypted with an IV of {len(iv)} bytes: the profile's IV is 12 bytes.",
+                jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), claims_for(vector_id), iv),
+                "bad_signature",
+            )
+        )
+
+    # --- step 11: the decrypted claims JSON -------------------------------------------------------------
+    base_claims = compact(claims_for("encrypted-malformed-claims"))
+    for vector_id, description, plaintext in [
+        ("encrypted-malformed-claims-not-json", "The plaintext is not JSON.", b"not json"),
+        (
+            "encrypted-malformed-claims-duplicate-member",
+            "The plaintext repeats sub.",
+            base_claims.replace(b'"sub":"alice"', b'"sub":"alice","sub":"alice"'),
+        ),
+        (
+            "encrypted-malformed-claims-invalid-utf8",
+            "The plaintext is not valid UTF-8.",
+            base_claims.replace(b"confirm", b"conf\xffrm"),
+        ),
+        ("encrypted-malformed-claims-array", "The plaintext is a JSON array.", b"[1]"),
+    ]:
+        add(
+            vector(
+                vector_id,
+                description,
+                jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), plaintext, iv_for(vector_id)),
+                "malformed",
+            )
+        )
+
+    # --- steps 12 to 19: the claim steps, unchanged -------------------------------------------------------
+    for vector_id, description, changes, reason, inputs in [
+        (
+            "encrypted-malformed-extra-claim",
+            "A claim outside the closed set (nbf).",
+            {"nbf": IAT},
+            "malformed",
+            {},
+        ),
+        (
+            "encrypted-malformed-aud-array",
+            "aud as an array.",
+            {"aud": [f"tools/call:{TOOL}"]},
+            "malformed",
+            {},
+        ),
+        (
+            "encrypted-lifetime-too-long",
+            "A lifetime of 3600 s.",
+            {"exp": IAT + 3600},
+            "lifetime_too_long",
+            {},
+        ),
+        (
+            "encrypted-issued-in-future",
+            "iat one second ahead of now.",
+            {"iat": NOW + 1, "exp": NOW + 1 + TTL},
+            "issued_in_future",
+            {},
+        ),
+        (
+            "encrypted-expired-at-exp",
+            "now = exp: refused from the 600th second.",
+            {},
+            "expired",
+            {"now": IAT + TTL},
+        ),
+        (
+            "encrypted-wrong-issuer",
+            "Minted by another issuer sharing the key.",
+            {"iss": "https://other.example.com"},
+            "wrong_issuer",
+            {},
+        ),
+        ("encrypted-wrong-user", "Presented by another user.", {}, "wrong_user", {"user": "mallory"}),
+        ("encrypted-wrong-tool", "Presented to another tool.", {}, "wrong_tool", {"tool": "delete_repo"}),
+        (
+            "encrypted-wrong-request",
+            "Presented with other arguments.",
+            {},
+            "wrong_request",
+            {"arguments": {"branch": "main", "force": True}},
+        ),
+    ]:
+        add(vector(vector_id, description, enc_token(vector_id, **changes), reason, **inputs))
+
+    # --- order: several steps fail, the first decides ----------------------------------------------------
+    def order(vector_id: str, description: str, tok: str, reason: str, **inputs: Any) -> None:
+        add(vector(vector_id, description, tok, reason, **inputs))
+
+    big = sized_enc_token("encrypted-order-size-before-segments", MAX_TOKEN_BYTES + 1)[0]
+    order(
+        "encrypted-order-size-before-segments", "Over the cap and six segments.", big + ".AAAA", "too_large"
+    )
+    zh, zi, zc, zt = encrypt_parts(
+        ENCRYPTION_SECRET,
+        jwe_header_for(zip="DEF"),
+        claims_for("encrypted-order-segments-before-allowlist"),
+        iv_for("encrypted-order-segments-before-allowlist"),
+    )
+    order(
+        "encrypted-order-segments-before-allowlist",
+        "A non-empty encrypted-key segment, and zip in the header.",
+        f"{zh}.{b64(bytes(40))}.{zi}.{zc}.{zt}",
+        "malformed",
+    )
+    order(
+        "encrypted-order-canonical-before-allowlist",
+        "A non-canonical tag, and zip in the header.",
+        f"{zh}..{zi}.{zc}.{noncanonical_last(zt)}",
+        "malformed",
+    )
+    order(
+        "encrypted-order-allowlist-before-type",
+        "zip in the header, and typ JWT.",
+        jwe_assemble(
+            ENCRYPTION_SECRET,
+            jwe_header_for(zip="DEF", typ="JWT"),
+            claims_for("encrypted-order-allowlist-before-type"),
+            iv_for("encrypted-order-allowlist-before-type"),
+        ),
+        "unsupported_header",
+    )
+    order(
+        "encrypted-order-enc-before-type",
+        "enc A128GCM, and typ JWT.",
+        jwe_assemble(
+            ENCRYPTION_SECRET,
+            jwe_header_for(enc="A128GCM", typ="JWT"),
+            claims_for("encrypted-order-enc-before-type"),
+            iv_for("encrypted-order-enc-before-type"),
+        ),
+        "unsupported_header",
+    )
+    order(
+        "encrypted-order-type-before-key",
+        "typ JWT, and a kid in no ring.",
+        jwe_assemble(
+            seed("unknown A256GCM key"),
+            jwe_header_for(kid=UNKNOWN_A256GCM.kid, typ="JWT"),
+            claims_for("encrypted-order-type-before-key"),
+            iv_for("encrypted-order-type-before-key"),
+        ),
+        "wrong_type",
+    )
+    mh, mi, mc, mt = encrypt_parts(
+        seed("HS256 key"),
+        jwe_header_for(kid=HS256.kid),
+        claims_for("encrypted-order-key-form-before-decryption"),
+        iv_for("encrypted-order-key-form-before-decryption"),
+    )
+    order(
+        "encrypted-order-key-form-before-decryption",
+        "Names the HS256 key, and the tag is changed.",
+        f"{mh}..{mi}.{mc}.{flip_char(mt, 3)}",
+        "algorithm_mismatch",
+    )
+    th, ti, tc, tt = encrypt_parts(
+        ENCRYPTION_SECRET,
+        jwe_header_for(),
+        claims_for("encrypted-order-decryption-before-claims", sub="mallory", exp=IAT + 3600),
+        iv_for("encrypted-order-decryption-before-claims"),
+    )
+    order(
+        "encrypted-order-decryption-before-claims",
+        "The tag is changed, and the claims are for another user with a 3600 s lifetime.",
+        f"{th}..{ti}.{tc}.{flip_char(tt, 3)}",
+        "bad_signature",
+    )
+    order(
+        "encrypted-order-claims-json-before-claims",
+        "The plaintext repeats sub, and the token has expired.",
+        jwe_assemble(
+            ENCRYPTION_SECRET,
+            jwe_header_for(),
+            compact(claims_for("encrypted-order-claims-json-before-claims")).replace(
+                b'"sub":"alice"', b'"sub":"alice","sub":"alice"'
+            ),
+            iv_for("encrypted-order-claims-json-before-claims"),
+        ),
+        "malformed",
+        now=IAT + TTL,
+    )
+    order(
+        "encrypted-order-expired-before-user",
+        "Expired, and presented by another user.",
+        enc_token("encrypted-order-expired-before-user"),
+        "expired",
+        now=IAT + TTL,
+        user="mallory",
+    )
+    order(
+        "encrypted-order-user-before-tool",
+        "Another user and another tool.",
+        enc_token("encrypted-order-user-before-tool"),
+        "wrong_user",
+        user="mallory",
+        tool="delete_repo",
+    )
+    return v
+
+
+def encryption_keys() -> dict[str, Any]:
+    """The members keys.json gains for the encrypted form (new names: old readers are unaffected)."""
+    return {
+        "a256gcm": A256GCM.private_jwk(),
+        "encrypted_verifier_jwks": {
+            "keys": [k.private_jwk() if k.alg != "EdDSA" else k.public_jwk() for k in ENCRYPTED_VERIFIER]
+        },
+    }
+
+
+def encrypted_document() -> dict[str, Any]:
+    return {
+        "version": VERSION,
+        "defaults": {"issuer": ISSUER, "max_lifetime": 600, "leeway": 0, "max_token_bytes": MAX_TOKEN_BYTES},
+        "vectors": encrypted_vectors(),
+    }
+
+
 # --- invalid Ed25519 public keys (section 7.2) ------------------------------------------------------
 # Plain integer arithmetic on the curve (RFC 8032, section 5.1), written here independently of the
 # library's check, to find the encodings every implementation must refuse at load.
@@ -1699,6 +2427,7 @@ def documents() -> dict[str, Any]:
         "eddsa_public": EDDSA.public_jwk(),
         "verifier_jwks": {"keys": [HS256.private_jwk(), EDDSA.public_jwk()]},
         "unknown": UNKNOWN_KEY.private_jwk(),
+        **encryption_keys(),
     }
     tokens = {
         "version": VERSION,
@@ -1717,6 +2446,7 @@ def documents() -> dict[str, Any]:
         "keys.json": keys,
         "tokens.json": tokens,
         "arguments.json": arguments,
+        "encrypted.json": encrypted_document(),
         "invalid-keys.json": invalid_keys,
     }
 

@@ -119,6 +119,13 @@ def _parser() -> argparse.ArgumentParser:
         help="seal with a key generated at start-up, for development only (states die with the process)",
     )
     parser.add_argument(
+        "--dev-key-alg",
+        choices=("EdDSA", "HS256", "A256GCM"),
+        default="EdDSA",
+        help="the algorithm of the --dev-key: EdDSA (default) or HS256 sign the state, which the client "
+        "can read; A256GCM encrypts it (the profile's encrypted form)",
+    )
+    parser.add_argument(
         "--conformance",
         action="store_true",
         help="serve the MCP conformance suite's fixtures instead, without authentication",
@@ -126,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _keys(dev_key: bool) -> Keyring:
+def _keys(dev_key: bool, alg: str = "EdDSA") -> Keyring:
     if dev_key:
         print(
             "example server: WARNING: --dev-key: sealing with an EPHEMERAL key generated now. "
@@ -135,7 +142,7 @@ def _keys(dev_key: bool) -> Keyring:
             file=sys.stderr,
             flush=True,
         )
-        return Keyring.generate("EdDSA")
+        return Keyring.generate(alg)
     return Keyring.from_env()
 
 
@@ -144,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        ring = _keys(args.dev_key)
+        ring = _keys(args.dev_key, args.dev_key_alg)
     except KeyringError as exc:
         print(f"example server: {exc}", file=sys.stderr)
         print("example server: or start it with --dev-key for an ephemeral development key", file=sys.stderr)
@@ -176,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     port = sock.getsockname()[1]
     shown_host = f"[{args.host}]" if family == socket.AF_INET6 else args.host
     mode = "conformance fixtures" if args.conformance else "delete_branch, book_trip"
+    if ring.keys[0].alg == "A256GCM":
+        mode += ", encrypted states"
     print(
         f"example server: listening on http://{shown_host}:{port}/mcp ({mode}, ttl {args.ttl} s)", flush=True
     )

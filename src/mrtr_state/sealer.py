@@ -1,9 +1,11 @@
 """The sealer: mint and open ``requestState`` tokens of the profile.
 
 :class:`StateSealer` ties the layers together: :mod:`~mrtr_state.keys` for keys,
-:mod:`~mrtr_state.jws` for the compact serialization and header, and
-:mod:`~mrtr_state.claims` for the claim set. It holds configuration only, so one
-sealer can be shared by every thread of a server.
+:mod:`~mrtr_state.jws` for the compact serialization and header (the signed form),
+:mod:`~mrtr_state.jwe` for the encrypted form, and :mod:`~mrtr_state.claims` for the
+claim set. The first key of the ring decides the form of new tokens; a token is
+opened by the form its segment count shows (three: signed, five: encrypted). It
+holds configuration only, so one sealer can be shared by every thread of a server.
 
 It implements rule AGT-18 of the Agent Wranglers agents-as-users playbook:
 https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state
@@ -17,10 +19,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from mrtr_state import _b64, _json, claims, jws
+from mrtr_state import _b64, _json, claims, jwe, jws
 from mrtr_state.canonical import arguments_digest
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.keys import SIGNATURE_BYTES, Key, Keyring
+from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, A256GCMKey, Key, Keyring
 from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
 from mrtr_state.target import audience
 
@@ -68,7 +70,8 @@ class StateSealer:
     """Seal state into a ``requestState`` token, and open it on the retry.
 
     Args:
-        ring: the keys; the first signs, every key verifies.
+        ring: the keys; the first signs (or, an A256GCM key, encrypts), every key
+            opens the tokens of its own form.
         issuer: this server's identity, written to and required in ``iss``.
         ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
             when that is shorter).
@@ -95,6 +98,7 @@ class StateSealer:
 
     __slots__ = (
         "_clock",
+        "_encrypted_headers",
         "_entropy",
         "_issuer",
         "_known_headers",
@@ -118,6 +122,7 @@ class StateSealer:
     _clock: Callable[[], float]
     _entropy: Callable[[int], bytes]
     _known_headers: dict[str, Key]
+    _encrypted_headers: dict[str, A256GCMKey]
     _replay_store: ReplayStore | AsyncReplayStore | None
     _replay_async: bool
     _require_arguments: bool
@@ -164,8 +169,12 @@ class StateSealer:
             # The exact header segments this ring's keys are minted with: a token
             # carrying one of them needs no header parsing (steps 4 to 9 hold by
             # construction). Any other header takes the full path.
-            "_known_headers": {jws.header_segment(key): key for key in ring},
-            "_signing_header": jws.header_segment(ring.keys[0]),
+            "_known_headers": {jws.header_segment(key): key for key in ring if key.alg in ALGORITHMS},
+            # The same for the encrypted form's protected headers (profile, 3.6).
+            "_encrypted_headers": {
+                jwe.header_segment(key): key for key in ring if isinstance(key, A256GCMKey)
+            },
+            "_signing_header": _minting_header(ring.keys[0]),
         }
         for name, value in settings.items():
             object.__setattr__(self, name, value)
@@ -228,7 +237,10 @@ class StateSealer:
         ``arguments`` (the request's arguments object), the token also binds their
         digest, so it only opens on a retry with the same arguments.
 
-        The state is readable by the client: never put a secret in it.
+        With a signing key first in the ring the token is signed (a JWS), and the
+        client can read the state: never put a secret in it. With an A256GCM key
+        first it is encrypted (a JWE, profile section 3.6): the client sees the
+        header and the length only. Secrets still do not belong in the state.
 
         Raises:
             TypeError: the state holds a value that is not JSON (or a bad argument).
@@ -263,6 +275,8 @@ class StateSealer:
             )
         )
         header = self._signing_header
+        if isinstance(key, A256GCMKey):
+            return self._encrypt(key, header, payload)
         size = len(header) + 2 + (len(payload) * 4 + 2) // 3 + (SIGNATURE_BYTES[key.alg] * 4 + 2) // 3
         if size > self._max_token_bytes:
             raise ValueError(
@@ -270,6 +284,16 @@ class StateSealer:
                 f"{self._max_token_bytes}; keep less in requestState"
             )
         return jws.sign(key, header, payload)
+
+    def _encrypt(self, key: A256GCMKey, header: str, payload: bytes) -> str:
+        """The encrypted form of ``payload``, with a fresh random IV from ``entropy``."""
+        size = jwe.size(header, len(payload))
+        if size > self._max_token_bytes:
+            raise ValueError(
+                f"the sealed state would be {size} bytes, over the cap of "
+                f"{self._max_token_bytes}; keep less in requestState"
+            )
+        return jwe.encrypt(key, header, payload, self._entropy(jwe.IV_BYTES))
 
     def open(
         self,
@@ -371,13 +395,17 @@ class StateSealer:
         required = self._require_arguments if require_arguments is None else require_arguments
         aud = audience(tool=tool, prompt=prompt, resource=resource)
         user = _non_empty("user", user)
-        header, payload, signature = jws.split(token, self._max_token_bytes)
-        key = self._known_headers.get(header)
-        if key is None:
-            key = jws.key_for_header(jws.decode_header(header), self._ring)
-        jws.verify_signature(key, header, payload, signature)
+        if jwe.is_encrypted(token, self._max_token_bytes):
+            decoded = self._decrypt(token)
+        else:
+            header, payload, signature = jws.split(token, self._max_token_bytes)
+            key = self._known_headers.get(header)
+            if key is None:
+                key = jws.key_for_header(jws.decode_header(header), self._ring)
+            jws.verify_signature(key, header, payload, signature)
+            decoded = jws.decode_payload(payload)
         return claims.validate(
-            jws.decode_payload(payload),
+            decoded,
             now=int(self._clock()),
             leeway=self._leeway,
             max_lifetime=self._max_lifetime,
@@ -388,6 +416,14 @@ class StateSealer:
             # A resource read has no arguments (profile, 3.4): nothing to require.
             require_arguments=required and resource is None,
         )
+
+    def _decrypt(self, token: str) -> dict[str, Any]:
+        """Steps 1 to 11 of the encrypted form (profile, section 5.1): the decrypted claims."""
+        header, iv, ciphertext, tag = jwe.split(token, self._max_token_bytes)
+        key = self._encrypted_headers.get(header)
+        if key is None:
+            key = jwe.key_for_header(jws.decode_header(header), self._ring)
+        return jwe.decode_claims(jwe.decrypt(key, header, iv, ciphertext, tag))
 
     def _redemption(self, valid: dict[str, Any]) -> tuple[str, int]:
         """Step 20's store key and retention for a verified token.
@@ -404,6 +440,11 @@ class StateSealer:
 _ASYNC_STORE_IN_SYNC_OPEN: Final = (
     "this sealer's replay store is asynchronous; redeem with await sealer.open_async(..., consume=True)"
 )
+
+
+def _minting_header(key: Key) -> str:
+    """The header segment new tokens carry: a JWE protected header for an A256GCM key."""
+    return jwe.header_segment(key) if isinstance(key, A256GCMKey) else jws.header_segment(key)
 
 
 def _unavailable(exc: Exception) -> InvalidRequestState:

@@ -18,9 +18,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from mrtr_state import _b64, _json, claims, jws
+from mrtr_state._observe import observed_open, observed_open_async, observed_seal
 from mrtr_state.canonical import arguments_digest
-from mrtr_state.errors import InvalidRequestState
+from mrtr_state.errors import InvalidRequestState, KeyringError
+from mrtr_state.key_source import KeySource, is_key_source
 from mrtr_state.keys import SIGNATURE_BYTES, Key, Keyring
+from mrtr_state.metrics import StateMetrics
 from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
 from mrtr_state.target import audience
 
@@ -68,7 +71,11 @@ class StateSealer:
     """Seal state into a ``requestState`` token, and open it on the retry.
 
     Args:
-        ring: the keys; the first signs, every key verifies.
+        ring: the keys; the first signs, every key verifies. A
+            :class:`~mrtr_state.Keyring`, or a key source whose keys change
+            while the server runs (:class:`~mrtr_state.remote_jwks.RemoteJWKS`,
+            :class:`~mrtr_state.reloading.ReloadingKeyring`; see
+            :mod:`mrtr_state.key_source`).
         issuer: this server's identity, written to and required in ``iss``.
         ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
             when that is shorter).
@@ -83,26 +90,31 @@ class StateSealer:
             :meth:`open` and :meth:`open_async`, or an
             :class:`~mrtr_state.replay.AsyncReplayStore` for :meth:`open_async`
             only. Without one, ``consume=True`` is a configuration error.
+        metrics: where every seal, open, refusal (by reason code and target
+            method), redemption and store outage is counted (see
+            :mod:`mrtr_state.metrics`): ``OpenTelemetryMetrics()`` or a plain
+            function ``(event, attributes)``. Default: not counted.
 
     A sealer holds no mutable state and is safe to share between threads.
     """
 
     __slots__ = (
         "_clock",
+        "_derived",
         "_entropy",
         "_issuer",
-        "_known_headers",
         "_leeway",
         "_max_lifetime",
         "_max_token_bytes",
+        "_metrics",
         "_replay_async",
         "_replay_store",
         "_ring",
-        "_signing_header",
         "_ttl",
     )
 
-    _ring: Keyring
+    _ring: KeySource
+    _metrics: StateMetrics | None
     _issuer: str
     _ttl: int
     _max_lifetime: int
@@ -110,14 +122,13 @@ class StateSealer:
     _max_token_bytes: int
     _clock: Callable[[], float]
     _entropy: Callable[[int], bytes]
-    _known_headers: dict[str, Key]
+    _derived: tuple[tuple[Key, ...], dict[str, Key], str, Keyring] | None
     _replay_store: ReplayStore | AsyncReplayStore | None
     _replay_async: bool
-    _signing_header: str
 
     def __init__(
         self,
-        ring: Keyring,
+        ring: KeySource,
         *,
         issuer: str,
         ttl: int | None = None,
@@ -127,9 +138,12 @@ class StateSealer:
         clock: Callable[[], float] = time.time,
         entropy: Callable[[int], bytes] = os.urandom,
         replay_store: ReplayStore | AsyncReplayStore | None = None,
+        metrics: StateMetrics | None = None,
     ) -> None:
-        if not isinstance(ring, Keyring):
-            raise TypeError(f"ring must be a Keyring, not {type(ring).__name__}")
+        if not is_key_source(ring):
+            raise TypeError(f"ring must be a Keyring or a key source, not {type(ring).__name__}")
+        if metrics is not None and not callable(metrics):
+            raise TypeError("metrics must be a callable (event, attributes), such as OpenTelemetryMetrics()")
         max_lifetime = _positive_int("max_lifetime", max_lifetime, 1)
         ttl = _positive_int("ttl", min(DEFAULT_TTL, max_lifetime) if ttl is None else ttl, 1)
         if ttl > max_lifetime:
@@ -149,14 +163,12 @@ class StateSealer:
             "_entropy": entropy,
             "_replay_store": replay_store,
             "_replay_async": is_async_store(replay_store),
-            # The exact header segments this ring's keys are minted with: a token
-            # carrying one of them needs no header parsing (steps 4 to 9 hold by
-            # construction). Any other header takes the full path.
-            "_known_headers": {jws.header_segment(key): key for key in ring},
-            "_signing_header": jws.header_segment(ring.keys[0]),
+            "_metrics": metrics,
+            "_derived": None,
         }
         for name, value in settings.items():
             object.__setattr__(self, name, value)
+        self._known()
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("StateSealer objects are immutable")
@@ -171,9 +183,50 @@ class StateSealer:
         )
 
     @property
-    def ring(self) -> Keyring:
-        """The key ring."""
+    def ring(self) -> KeySource:
+        """The key ring (or key source)."""
         return self._ring
+
+    @property
+    def metrics(self) -> StateMetrics | None:
+        """Where outcomes are counted, or ``None``."""
+        return self._metrics
+
+    def _known(self) -> tuple[tuple[Key, ...], dict[str, Key], str, Keyring]:
+        """The source's keys now, with what is derived from them, rebuilt when they change.
+
+        One tuple holds the keys and everything derived from them, replaced in one
+        store, so no reader pairs the keys of one generation with the headers of
+        another (the source may change between two reads).
+        """
+        keys = self._ring.keys
+        derived = self._derived
+        if derived is None or derived[0] is not keys:
+            ring = self._ring if isinstance(self._ring, Keyring) else Keyring(keys)
+            derived = (
+                keys,
+                # The exact header segments these keys are minted with: a token
+                # carrying one of them needs no header parsing (steps 4 to 9 hold
+                # by construction). Any other header takes the full path.
+                {jws.header_segment(key): key for key in keys},
+                jws.header_segment(keys[0]),
+                ring,
+            )
+            object.__setattr__(self, "_derived", derived)
+        return derived
+
+    def _signer(self) -> tuple[Key, str]:
+        """The signing key and its header segment, from one generation of the keys."""
+        keys, _, header, ring = self._known()
+        if ring is self._ring:
+            return self._ring.signing_key, header
+        key = keys[0]
+        if not key.can_sign:
+            raise KeyringError(
+                "this key source is verify-only: its first key is an Ed25519 public key; "
+                "mint request state on a replica that holds the private JWKS"
+            )
+        return key, header
 
     @property
     def issuer(self) -> str:
@@ -195,6 +248,7 @@ class StateSealer:
         """The store ``consume=True`` redeems in, or ``None`` (then ``consume=True`` is an error)."""
         return self._replay_store
 
+    @observed_seal
     def seal(
         self,
         state: Any,
@@ -223,7 +277,7 @@ class StateSealer:
         user = _non_empty("user", user)
         _json.check_state(state)
         digest = None if arguments is None else arguments_digest(arguments)
-        key = self._ring.signing_key
+        key, header = self._signer()
         jti = _b64.encode(self._entropy(_JTI_BYTES))
         payload = _json.dumps(
             claims.build(
@@ -237,7 +291,6 @@ class StateSealer:
                 args_sha256=digest,
             )
         )
-        header = self._signing_header
         size = len(header) + 2 + (len(payload) * 4 + 2) // 3 + (SIGNATURE_BYTES[key.alg] * 4 + 2) // 3
         if size > self._max_token_bytes:
             raise ValueError(
@@ -246,6 +299,7 @@ class StateSealer:
             )
         return jws.sign(key, header, payload)
 
+    @observed_open
     def open(
         self,
         token: str,
@@ -287,6 +341,7 @@ class StateSealer:
             _settle(first)
         return valid["state"]
 
+    @observed_open_async
     async def open_async(
         self,
         token: str,
@@ -342,9 +397,10 @@ class StateSealer:
         aud = audience(tool=tool, prompt=prompt, resource=resource)
         user = _non_empty("user", user)
         header, payload, signature = jws.split(token, self._max_token_bytes)
-        key = self._known_headers.get(header)
+        _, known, _, ring = self._known()
+        key = known.get(header)
         if key is None:
-            key = jws.key_for_header(jws.decode_header(header), self._ring)
+            key = jws.key_for_header(jws.decode_header(header), ring)
         jws.verify_signature(key, header, payload, signature)
         return claims.validate(
             jws.decode_payload(payload),

@@ -95,7 +95,8 @@ class StateSealer:
             :mod:`mrtr_state.metrics`): ``OpenTelemetryMetrics()`` or a plain
             function ``(event, attributes)``. Default: not counted.
 
-    A sealer holds no mutable state and is safe to share between threads.
+    A sealer holds configuration (and a cache derived from the current keys) and is safe
+    to share between threads.
     """
 
     __slots__ = (

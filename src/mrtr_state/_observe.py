@@ -37,6 +37,8 @@ class _Observed(Protocol):
     @property
     def metrics(self) -> StateMetrics | None: ...
 
+    def _current(self) -> Any: ...
+
 
 def _method(options: Mapping[str, Any]) -> str:
     """The target method of a call, from which target keyword it names."""
@@ -81,7 +83,7 @@ def observed_seal(seal: Callable[..., str]) -> Callable[..., str]:
 
     @functools.wraps(seal)
     def wrapper(self: _Observed, *args: Any, **options: Any) -> str:
-        token = seal(self, *args, **options)
+        token = seal(self._current(), *args, **options)
         if self.metrics is not None:
             record(self.metrics, "seal", method=_method(options))
         return token
@@ -96,11 +98,11 @@ def observed_open(open_: Callable[..., T]) -> Callable[..., T]:
     def wrapper(self: _Observed, *args: Any, **options: Any) -> T:
         try:
             try:
-                state = open_(self, *args, **options)
+                state = open_(self._current(), *args, **options)
             except InvalidRequestState as refusal:
                 if refusal.reason != "unknown_key" or not _safe_refresh(self):
                     raise
-                state = open_(self, *args, **options)
+                state = open_(self._current(), *args, **options)
         except InvalidRequestState as refusal:
             _refused(self, options, refusal)
             raise
@@ -117,7 +119,7 @@ def observed_open_async(open_async: Callable[..., Awaitable[T]]) -> Callable[...
     async def wrapper(self: _Observed, *args: Any, **options: Any) -> T:
         try:
             try:
-                state = await open_async(self, *args, **options)
+                state = await open_async(self._current(), *args, **options)
             except InvalidRequestState as refusal:
                 if refusal.reason != "unknown_key":
                     raise
@@ -128,7 +130,7 @@ def observed_open_async(open_async: Callable[..., Awaitable[T]]) -> Callable[...
                     changed = False
                 if not changed:
                     raise
-                state = await open_async(self, *args, **options)
+                state = await open_async(self._current(), *args, **options)
         except InvalidRequestState as refusal:
             _refused(self, options, refusal)
             raise

@@ -20,7 +20,7 @@ from typing import Any, Final
 from mrtr_state import _b64, _json, claims, jws
 from mrtr_state._observe import observed_open, observed_open_async, observed_seal
 from mrtr_state.canonical import arguments_digest
-from mrtr_state.errors import InvalidRequestState, KeyringError
+from mrtr_state.errors import InvalidRequestState
 from mrtr_state.key_source import KeySource, is_key_source
 from mrtr_state.keys import SIGNATURE_BYTES, Key, Keyring
 from mrtr_state.metrics import StateMetrics
@@ -75,7 +75,8 @@ class StateSealer:
             :class:`~mrtr_state.Keyring`, or a key source whose keys change
             while the server runs (:class:`~mrtr_state.remote_jwks.RemoteJWKS`,
             :class:`~mrtr_state.reloading.ReloadingKeyring`; see
-            :mod:`mrtr_state.key_source`).
+            :mod:`mrtr_state.key_source`); the sealer then opens and seals
+            with the keys the source holds at that moment.
         issuer: this server's identity, written to and required in ``iss``.
         ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
             when that is shorter).
@@ -95,27 +96,29 @@ class StateSealer:
             :mod:`mrtr_state.metrics`): ``OpenTelemetryMetrics()`` or a plain
             function ``(event, attributes)``. Default: not counted.
 
-    A sealer holds configuration (and a cache derived from the current keys) and is safe
-    to share between threads.
+    A sealer holds no mutable state and is safe to share between threads.
     """
 
     __slots__ = (
         "_clock",
-        "_derived",
         "_entropy",
+        "_generation",
         "_issuer",
+        "_known_headers",
         "_leeway",
         "_max_lifetime",
         "_max_token_bytes",
         "_metrics",
+        "_options",
         "_replay_async",
         "_replay_store",
         "_ring",
+        "_signing_header",
+        "_source",
         "_ttl",
     )
 
-    _ring: KeySource
-    _metrics: StateMetrics | None
+    _ring: Keyring
     _issuer: str
     _ttl: int
     _max_lifetime: int
@@ -123,9 +126,14 @@ class StateSealer:
     _max_token_bytes: int
     _clock: Callable[[], float]
     _entropy: Callable[[int], bytes]
-    _derived: tuple[tuple[Key, ...], dict[str, Key], str, Keyring] | None
+    _known_headers: dict[str, Key]
     _replay_store: ReplayStore | AsyncReplayStore | None
     _replay_async: bool
+    _signing_header: str
+    _source: KeySource
+    _metrics: StateMetrics | None
+    _options: dict[str, Any]
+    _generation: tuple[tuple[Key, ...], StateSealer] | None
 
     def __init__(
         self,
@@ -141,8 +149,13 @@ class StateSealer:
         replay_store: ReplayStore | AsyncReplayStore | None = None,
         metrics: StateMetrics | None = None,
     ) -> None:
+        # Every keyword option, as given: a source whose keys change gets a sealer
+        # made with the same options for each generation of its keys (_current).
+        options = {name: value for name, value in locals().items() if name not in ("self", "ring")}
         if not is_key_source(ring):
             raise TypeError(f"ring must be a Keyring or a key source, not {type(ring).__name__}")
+        source, source_keys = ring, ring.keys
+        ring = ring if isinstance(ring, Keyring) else Keyring(source_keys)
         if metrics is not None and not callable(metrics):
             raise TypeError("metrics must be a callable (event, attributes), such as OpenTelemetryMetrics()")
         max_lifetime = _positive_int("max_lifetime", max_lifetime, 1)
@@ -164,12 +177,18 @@ class StateSealer:
             "_entropy": entropy,
             "_replay_store": replay_store,
             "_replay_async": is_async_store(replay_store),
+            # The exact header segments this ring's keys are minted with: a token
+            # carrying one of them needs no header parsing (steps 4 to 9 hold by
+            # construction). Any other header takes the full path.
+            "_known_headers": {jws.header_segment(key): key for key in ring},
+            "_signing_header": jws.header_segment(ring.keys[0]),
+            "_source": source,
             "_metrics": metrics,
-            "_derived": None,
+            "_options": options,
+            "_generation": (source_keys, self),
         }
         for name, value in settings.items():
             object.__setattr__(self, name, value)
-        self._known()
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("StateSealer objects are immutable")
@@ -180,54 +199,36 @@ class StateSealer:
     def __repr__(self) -> str:
         return (
             f"StateSealer(issuer={self._issuer!r}, ttl={self._ttl}, max_lifetime={self._max_lifetime}, "
-            f"leeway={self._leeway}, max_token_bytes={self._max_token_bytes}, ring={self._ring!r})"
+            f"leeway={self._leeway}, max_token_bytes={self._max_token_bytes}, ring={self._source!r})"
         )
 
     @property
     def ring(self) -> KeySource:
-        """The key ring (or key source)."""
-        return self._ring
+        """The key ring, or the key source given in its place."""
+        return self._source
 
     @property
     def metrics(self) -> StateMetrics | None:
         """Where outcomes are counted, or ``None``."""
         return self._metrics
 
-    def _known(self) -> tuple[tuple[Key, ...], dict[str, Key], str, Keyring]:
-        """The source's keys now, with what is derived from them, rebuilt when they change.
+    def _current(self) -> StateSealer:
+        """The sealer for the keys the source holds now: this one, or one per generation.
 
-        One tuple holds the keys and everything derived from them, replaced in one
-        store, so no reader pairs the keys of one generation with the headers of
-        another (the source may change between two reads).
+        A :class:`Keyring` never changes, so a sealer made with one is its own. For
+        a source whose keys change, a sealer of the current keys is made (with the
+        same options) when the ``keys`` tuple changes, so that everything derived
+        from the keys (the header fast path, the signing header) always belongs to
+        one generation and a removed key stops opening at once.
         """
-        keys = self._ring.keys
-        derived = self._derived
-        if derived is None or derived[0] is not keys:
-            ring = self._ring if isinstance(self._ring, Keyring) else Keyring(keys)
-            derived = (
-                keys,
-                # The exact header segments these keys are minted with: a token
-                # carrying one of them needs no header parsing (steps 4 to 9 hold
-                # by construction). Any other header takes the full path.
-                {jws.header_segment(key): key for key in keys},
-                jws.header_segment(keys[0]),
-                ring,
-            )
-            object.__setattr__(self, "_derived", derived)
-        return derived
-
-    def _signer(self) -> tuple[Key, str]:
-        """The signing key and its header segment, from one generation of the keys."""
-        keys, _, header, ring = self._known()
-        if ring is self._ring:
-            return self._ring.signing_key, header
-        key = keys[0]
-        if not key.can_sign:
-            raise KeyringError(
-                "this key source is verify-only: its first key is an Ed25519 public key; "
-                "mint request state on a replica that holds the private JWKS"
-            )
-        return key, header
+        if self._source is self._ring:
+            return self
+        keys = self._source.keys
+        generation = self._generation
+        if generation is None or generation[0] is not keys:
+            generation = (keys, StateSealer(Keyring(keys), **self._options))
+            object.__setattr__(self, "_generation", generation)
+        return generation[1]
 
     @property
     def issuer(self) -> str:
@@ -278,7 +279,7 @@ class StateSealer:
         user = _non_empty("user", user)
         _json.check_state(state)
         digest = None if arguments is None else arguments_digest(arguments)
-        key, header = self._signer()
+        key = self._ring.signing_key
         jti = _b64.encode(self._entropy(_JTI_BYTES))
         payload = _json.dumps(
             claims.build(
@@ -292,6 +293,7 @@ class StateSealer:
                 args_sha256=digest,
             )
         )
+        header = self._signing_header
         size = len(header) + 2 + (len(payload) * 4 + 2) // 3 + (SIGNATURE_BYTES[key.alg] * 4 + 2) // 3
         if size > self._max_token_bytes:
             raise ValueError(
@@ -398,10 +400,9 @@ class StateSealer:
         aud = audience(tool=tool, prompt=prompt, resource=resource)
         user = _non_empty("user", user)
         header, payload, signature = jws.split(token, self._max_token_bytes)
-        _, known, _, ring = self._known()
-        key = known.get(header)
+        key = self._known_headers.get(header)
         if key is None:
-            key = jws.key_for_header(jws.decode_header(header), ring)
+            key = jws.key_for_header(jws.decode_header(header), self._ring)
         jws.verify_signature(key, header, payload, signature)
         return claims.validate(
             jws.decode_payload(payload),

@@ -71,12 +71,7 @@ class StateSealer:
     """Seal state into a ``requestState`` token, and open it on the retry.
 
     Args:
-        ring: the keys; the first signs, every key verifies. A
-            :class:`~mrtr_state.Keyring`, or a key source whose keys change
-            while the server runs (:class:`~mrtr_state.remote_jwks.RemoteJWKS`,
-            :class:`~mrtr_state.reloading.ReloadingKeyring`; see
-            :mod:`mrtr_state.key_source`); the sealer then opens and seals
-            with the keys the source holds at that moment.
+        ring: the keys; the first signs, every key verifies.
         issuer: this server's identity, written to and required in ``iss``.
         ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
             when that is shorter).
@@ -97,6 +92,11 @@ class StateSealer:
             function ``(event, attributes)``. Default: not counted.
 
     A sealer holds no mutable state and is safe to share between threads.
+
+    ``ring`` may also be a key source whose keys change while the server runs
+    (:class:`~mrtr_state.remote_jwks.RemoteJWKS`,
+    :class:`~mrtr_state.reloading.ReloadingKeyring`; see :mod:`mrtr_state.key_source`):
+    each call then seals or opens with the keys the source holds at that moment.
     """
 
     __slots__ = (
@@ -167,6 +167,10 @@ class StateSealer:
         if replay_store is not None and not isinstance(replay_store, ReplayStore):
             raise TypeError("replay_store must have a redeem(key, *, expires_at) method")
         settings = {
+            "_source": source,
+            "_generation": (source_keys, self),
+            "_options": options,
+            "_metrics": metrics,
             "_ring": ring,
             "_issuer": _non_empty("issuer", issuer),
             "_ttl": ttl,
@@ -182,10 +186,6 @@ class StateSealer:
             # construction). Any other header takes the full path.
             "_known_headers": {jws.header_segment(key): key for key in ring},
             "_signing_header": jws.header_segment(ring.keys[0]),
-            "_source": source,
-            "_metrics": metrics,
-            "_options": options,
-            "_generation": (source_keys, self),
         }
         for name, value in settings.items():
             object.__setattr__(self, name, value)

@@ -174,8 +174,8 @@ def _parse(body: bytes, media_type: str) -> Keyring:
     for key in ring:
         if key.alg != "EdDSA":
             raise KeyringError(
-                "the JWKS holds an HS256 secret: a published JWKS must hold Ed25519 public keys only "
-                "(replace the secret, it is no longer one)"
+                f"the JWKS holds a secret key (alg {key.alg}): a published JWKS must hold Ed25519 public "
+                "keys only (replace the secret, it is no longer one)"
             )
         if key.can_sign:
             raise KeyringError(

@@ -217,7 +217,7 @@ def test_a_published_private_key_or_secret_is_refused_and_never_logged(
     remote, ring = loaded(server, monotonic)
     private = Keyring.generate("EdDSA").private_jwks()
     secret = Keyring.generate("HS256").private_jwks()
-    for jwks, match in ((private, "private key"), (secret, "HS256 secret")):
+    for jwks, match in ((private, "private key"), (secret, r"secret key \(alg HS256\)")):
         server.behaviour.body = json.dumps(jwks).encode()
         with caplog.at_level(logging.WARNING), pytest.raises(KeyringError, match=match) as refused:
             remote.refresh()

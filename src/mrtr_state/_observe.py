@@ -5,7 +5,8 @@ code itself stays as it is:
 
 - a token refused as ``unknown_key`` by a sealer whose key source can look for
   new keys (:class:`~mrtr_state.key_source.RefreshingKeySource`) is opened once
-  more if the source found new keys. Refusing ``unknown_key`` happens at step 8,
+  more if the source found new keys, or if the keys changed meanwhile anyway
+  (another thread's look, a background fetch). Refusing ``unknown_key`` happens at step 8,
   before any replay store is touched, so the second attempt is the first one
   that can have an effect. The source's cooldown bounds how often it looks.
 - every outcome is reported to the sealer's metrics (:mod:`mrtr_state.metrics`):
@@ -97,10 +98,13 @@ def observed_open(open_: Callable[..., T]) -> Callable[..., T]:
     @functools.wraps(open_)
     def wrapper(self: _Observed, *args: Any, **options: Any) -> T:
         try:
+            generation = self._current()
             try:
-                state = open_(self._current(), *args, **options)
+                state = open_(generation, *args, **options)
             except InvalidRequestState as refusal:
-                if refusal.reason != "unknown_key" or not _safe_refresh(self):
+                if refusal.reason != "unknown_key":
+                    raise
+                if not _safe_refresh(self) and self._current() is generation:
                     raise
                 state = open_(self._current(), *args, **options)
         except InvalidRequestState as refusal:
@@ -118,8 +122,9 @@ def observed_open_async(open_async: Callable[..., Awaitable[T]]) -> Callable[...
     @functools.wraps(open_async)
     async def wrapper(self: _Observed, *args: Any, **options: Any) -> T:
         try:
+            generation = self._current()
             try:
-                state = await open_async(self._current(), *args, **options)
+                state = await open_async(generation, *args, **options)
             except InvalidRequestState as refusal:
                 if refusal.reason != "unknown_key":
                     raise
@@ -128,7 +133,7 @@ def observed_open_async(open_async: Callable[..., Awaitable[T]]) -> Callable[...
                 except Exception:
                     logger.exception("the key source raised while looking for a new key")
                     changed = False
-                if not changed:
+                if not changed and self._current() is generation:
                     raise
                 state = await open_async(self._current(), *args, **options)
         except InvalidRequestState as refusal:

@@ -87,6 +87,28 @@ def test_an_unknown_kid_is_retried_once_whatever_the_source_answers() -> None:
     assert source.refreshes == 2
 
 
+def test_keys_that_changed_meanwhile_open_the_token_even_if_this_look_found_nothing() -> None:
+    """Another thread (or a background fetch) installed the new keys between the attempt and the look."""
+    old = Keyring.generate("HS256")
+    rotated = old.rotated(Key.generate("HS256"))
+
+    class Raced(Swappable):
+        def refresh_for_unknown_key(self) -> bool:
+            self.refreshes += 1
+            self.ring = rotated  # installed by someone else: this look sees nothing new
+            return False
+
+    for opener in ("sync", "async"):
+        source = Raced(old)
+        sealer = StateSealer(source, issuer=ISSUER)
+        token = StateSealer(rotated, issuer=ISSUER).seal({}, user="alice", tool="deploy")
+        if opener == "sync":
+            assert open_token(sealer, token) == {}
+        else:
+            assert asyncio.run(sealer.open_async(token, user="alice", tool="deploy")) == {}
+        assert source.refreshes == 1
+
+
 def test_only_unknown_key_refusals_ask_the_source_to_refresh() -> None:
     source = Swappable(Keyring.generate("HS256"), refresh_result=True)
     sealer = StateSealer(source, issuer=ISSUER)

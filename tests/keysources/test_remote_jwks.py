@@ -101,6 +101,41 @@ def test_async_open_follows_a_rotation_without_blocking_the_loop(
     assert asyncio.run(run()) == {"step": 2}
 
 
+def test_an_async_open_waiting_for_a_slow_fetch_never_blocks_the_event_loop(
+    server: JWKSServer, monotonic: Monotonic
+) -> None:
+    remote, _ = loaded(server, monotonic, timeout=0.5)
+    replica = StateSealer(remote, issuer=ISSUER)
+    server.behaviour.stall = 30
+    stranger = seal(Keyring.generate("EdDSA"))
+    monotonic.advance(30)
+
+    async def run() -> tuple[str, int]:
+        ticks = 0
+        done = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        task = asyncio.create_task(ticker())
+        try:
+            await replica.open_async(stranger, user="alice", tool="deploy", arguments=ARGS)
+        except InvalidRequestState as refusal:
+            reason = refusal.reason
+        finally:
+            done.set()
+            await task
+        return reason, ticks
+
+    reason, ticks = asyncio.run(run())
+    assert reason == "unknown_key"
+    assert ticks >= 10  # the loop kept running while the fetch was waited for
+    wait_until(lambda: server.requests == 2, "the fetch that was waited for")
+
+
 def test_unknown_kids_cause_at_most_one_fetch_per_cooldown(server: JWKSServer, monotonic: Monotonic) -> None:
     server.behaviour.serve(Keyring.generate("EdDSA"))
     remote = RemoteJWKS.load(server.url, clock=monotonic, cooldown=30)

@@ -39,6 +39,7 @@ import concurrent.futures
 import http.client
 import ipaddress
 import logging
+import ssl
 import threading
 import time
 import urllib.error
@@ -123,10 +124,14 @@ class _FetchError(Exception):
     """A fetch failed; the message is safe to log (never the response body)."""
 
 
-def _download(url: str, *, timeout: float, max_bytes: int) -> tuple[bytes, str]:
+def _download(
+    url: str, *, timeout: float, max_bytes: int, context: ssl.SSLContext | None
+) -> tuple[bytes, str]:
     """GET ``url``: the body (at most ``max_bytes``) and its media type, within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
-    handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
+    # The default context verifies the server's certificate and host name.
+    tls = context if context is not None else ssl.create_default_context()
+    handlers: list[urllib.request.BaseHandler] = [_NoRedirect(), urllib.request.HTTPSHandler(context=tls)]
     if urllib.parse.urlsplit(url).scheme == "http":  # loopback only: never through a proxy
         handlers.append(urllib.request.ProxyHandler({}))
     opener = urllib.request.build_opener(*handlers)
@@ -200,6 +205,8 @@ class RemoteJWKS:
         timeout: the longest a fetch may take, in seconds.
         max_bytes: the largest JWKS accepted.
         clock: monotonic seconds, for the schedule and the cooldown.
+        ssl_context: for ``https://``, e.g. to trust a private CA; by default
+            the system's trusted CAs, with the host name checked.
         metrics: counts every fetch as a ``key_refresh`` event
             (:mod:`mrtr_state.metrics`; ``source`` ``remote_jwks``).
     """
@@ -213,9 +220,13 @@ class RemoteJWKS:
         timeout: float = DEFAULT_TIMEOUT,
         max_bytes: int = DEFAULT_MAX_BYTES,
         clock: Callable[[], float] = time.monotonic,
+        ssl_context: ssl.SSLContext | None = None,
         metrics: StateMetrics | None = None,
     ) -> None:
         self._url = check_jwks_url(url)
+        if ssl_context is not None and not isinstance(ssl_context, ssl.SSLContext):
+            raise TypeError("ssl_context must be an ssl.SSLContext")
+        self._ssl_context = ssl_context
         for name, value in (
             ("refresh_interval", refresh_interval),
             ("cooldown", cooldown),
@@ -243,21 +254,61 @@ class RemoteJWKS:
         self._last_error: str | None = None
 
     @classmethod
-    def load(cls, url: str, **options: object) -> RemoteJWKS:
-        """Make a :class:`RemoteJWKS` (same options as the constructor) and fetch it once.
+    def load(
+        cls,
+        url: str,
+        *,
+        refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
+        cooldown: float = DEFAULT_COOLDOWN,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        clock: Callable[[], float] = time.monotonic,
+        ssl_context: ssl.SSLContext | None = None,
+        metrics: StateMetrics | None = None,
+    ) -> RemoteJWKS:
+        """Make a :class:`RemoteJWKS` (the constructor's options) and fetch the JWKS once.
 
         Raises:
             KeyringError: the URL is not allowed, or the first fetch failed or
                 returned a JWKS that is refused (the message says why).
         """
-        source = cls(url, **options)  # type: ignore[arg-type]
+        source = cls(
+            url,
+            refresh_interval=refresh_interval,
+            cooldown=cooldown,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            clock=clock,
+            ssl_context=ssl_context,
+            metrics=metrics,
+        )
         source.refresh()
         return source
 
     @classmethod
-    async def load_async(cls, url: str, **options: object) -> RemoteJWKS:
+    async def load_async(
+        cls,
+        url: str,
+        *,
+        refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
+        cooldown: float = DEFAULT_COOLDOWN,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        clock: Callable[[], float] = time.monotonic,
+        ssl_context: ssl.SSLContext | None = None,
+        metrics: StateMetrics | None = None,
+    ) -> RemoteJWKS:
         """:meth:`load` without blocking the event loop (the fetch runs in a thread)."""
-        source = cls(url, **options)  # type: ignore[arg-type]
+        source = cls(
+            url,
+            refresh_interval=refresh_interval,
+            cooldown=cooldown,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            clock=clock,
+            ssl_context=ssl_context,
+            metrics=metrics,
+        )
         await source.refresh_async()
         return source
 
@@ -360,7 +411,9 @@ class RemoteJWKS:
 
     def _fetch(self, future: concurrent.futures.Future[bool]) -> None:
         try:
-            body, media_type = _download(self._url, timeout=self._timeout, max_bytes=self._max_bytes)
+            body, media_type = _download(
+                self._url, timeout=self._timeout, max_bytes=self._max_bytes, context=self._ssl_context
+            )
             ring = _parse(body, media_type)
         except (_FetchError, KeyringError) as exc:
             self._failed(future, str(exc))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import ssl
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +15,7 @@ from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSea
 from mrtr_state.remote_jwks import RemoteJWKS, check_jwks_url
 from tests.conftest import ISSUER
 from tests.keysources.conftest import Monotonic
-from tests.keysources.jwks_server import JWKSServer
+from tests.keysources.jwks_server import JWKSServer, jwks_server, self_signed
 
 ARGS = {"env": "prod"}
 
@@ -316,3 +318,16 @@ def test_a_remote_jwks_can_verify_but_never_sign(server: JWKSServer, monotonic: 
     remote, _ = loaded(server, monotonic)
     with pytest.raises(KeyringError, match="verify-only"):
         StateSealer(remote, issuer=ISSUER).seal({}, user="alice", tool="deploy")
+
+
+def test_https_verifies_the_certificate_and_takes_a_private_ca(tmp_path: Path) -> None:
+    tls, cert_file = self_signed(tmp_path)
+    ring = Keyring.generate("EdDSA")
+    with jwks_server(tls) as server:
+        server.behaviour.serve(ring)
+        assert server.url.startswith("https://127.0.0.1:")
+        with pytest.raises(KeyringError, match="certificate verify failed"):
+            RemoteJWKS.load(server.url)
+        trusted = ssl.create_default_context(cafile=str(cert_file))
+        remote = RemoteJWKS.load(server.url, ssl_context=trusted)
+        assert open_with(StateSealer(remote, issuer=ISSUER), seal(ring)) == {"step": 2}

@@ -1,14 +1,17 @@
 """What :class:`~mrtr_state.StateSealer` does around ``seal`` and ``open``, kept out of it.
 
-Two things, as decorators of the sealer's public methods so that the validation
+Three things, as decorators of the sealer's public methods so that the validation
 code itself stays as it is:
 
+- the call runs on the sealer of the keys the key source holds now
+  (``StateSealer._current``: the sealer itself for a :class:`~mrtr_state.Keyring`);
 - a token refused as ``unknown_key`` by a sealer whose key source can look for
   new keys (:class:`~mrtr_state.key_source.RefreshingKeySource`) is opened once
   more if the source found new keys, or if the keys changed meanwhile anyway
-  (another thread's look, a background fetch). Refusing ``unknown_key`` happens at step 8,
-  before any replay store is touched, so the second attempt is the first one
-  that can have an effect. The source's cooldown bounds how often it looks.
+  (another thread's look, a background fetch). Refusing ``unknown_key`` happens
+  at step 8, before any replay store is touched, so the second attempt is the
+  first one that can have an effect. The source's cooldown bounds how often it
+  looks;
 - every outcome is reported to the sealer's metrics (:mod:`mrtr_state.metrics`):
   only the target method, the reason code and the outcome, never a value.
 """

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -182,6 +183,18 @@ def test_a_metrics_callback_that_raises_never_breaks_an_open(caplog: pytest.LogC
 
 def test_default_metrics_is_opentelemetry_when_it_is_installed() -> None:
     assert isinstance(default_metrics(), OpenTelemetryMetrics)
+
+
+def test_without_opentelemetry_default_metrics_is_the_callback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)  # import opentelemetry -> ImportError
+
+    def callback(event: str, attributes: Mapping[str, str]) -> None:
+        pass
+
+    assert default_metrics(callback) is callback
+    assert default_metrics() is None
+    with pytest.raises(ImportError, match="opentelemetry-api"):
+        OpenTelemetryMetrics()
 
 
 def test_metrics_must_be_callable() -> None:

@@ -158,7 +158,9 @@ def _keys(args: argparse.Namespace) -> KeySource:
         )
         return Keyring.generate("EdDSA")
     if os.environ.get(DEFAULT_KEYS_FILE_VARIABLE, "").strip():
-        return ReloadingKeyring.from_env()
+        ring = ReloadingKeyring.from_env()
+        ring.reload_on_signal()  # kill -HUP rereads the file at once
+        return ring
     return Keyring.from_env()
 
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import ssl
+import threading
 import time
 from pathlib import Path
 
@@ -70,6 +71,56 @@ def test_a_verify_only_replica_follows_a_rotation_over_http(server: JWKSServer, 
         open_with(replica, old_token)
     assert refused.value.reason == "unknown_key"
     assert open_with(replica, new_token) == {"step": 2}
+
+
+def test_a_replica_under_load_follows_three_rotations_with_no_refused_valid_token(server: JWKSServer) -> None:
+    """Threads mint on the minting side and open on the replica while the JWKS rotates (profile 7.3)."""
+    minting = {"sealer": StateSealer(Keyring.generate("EdDSA"), issuer=ISSUER)}
+    server.behaviour.serve(minting["sealer"].ring)  # type: ignore[arg-type]
+    remote = RemoteJWKS.load(server.url, refresh_interval=0.05, cooldown=0.05)
+    replica = StateSealer(remote, issuer=ISSUER)
+    refusals: list[str] = []
+    rounds = [0] * 4
+    stop = threading.Event()
+
+    def work(index: int) -> None:
+        while not stop.is_set():
+            token = minting["sealer"].seal({"n": index}, user="alice", tool="deploy", arguments=ARGS)
+            try:
+                replica.open(token, user="alice", tool="deploy", arguments=ARGS)
+            except InvalidRequestState as refusal:
+                refusals.append(refusal.reason)
+            rounds[index] += 1
+
+    def quiesce() -> None:
+        marks = list(rounds)
+        wait_until(lambda: all(r >= m + 2 for r, m in zip(rounds, marks, strict=True)), "two more rounds")
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    try:
+        current: Keyring = minting["sealer"].ring  # type: ignore[assignment]
+        for _ in range(3):
+            new = Key.generate("EdDSA")
+            server.behaviour.serve(Keyring([*current, new]))  # step 1: published second
+            wait_until(lambda: new.kid in [k.kid for k in remote.keys], "step 1 on the replica")  # noqa: B023
+            current = Keyring([new, *current])
+            minting["sealer"] = StateSealer(current, issuer=ISSUER)  # step 2: it signs
+            server.behaviour.serve(current)
+            quiesce()
+            current = Keyring([new])  # step 3: the old key goes, once no token of it is in flight
+            minting["sealer"] = StateSealer(current, issuer=ISSUER)
+            server.behaviour.serve(current)
+            wait_until(lambda: [k.kid for k in remote.keys] == [new.kid], "step 3 on the replica")  # noqa: B023
+            quiesce()
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert refusals == []
+    assert sum(rounds) > 30
+    assert server.requests > 6
 
 
 def test_a_token_with_a_new_kid_makes_the_replica_fetch_at_once(

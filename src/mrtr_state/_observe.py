@@ -113,7 +113,8 @@ def observed_open(open_: Callable[..., T]) -> Callable[..., T]:
         except InvalidRequestState as refusal:
             _refused(self, options, refusal)
             raise
-        _accepted(self, options)
+        if self.metrics is not None:
+            _accepted(self, options)
         return state
 
     return wrapper
@@ -142,7 +143,8 @@ def observed_open_async(open_async: Callable[..., Awaitable[T]]) -> Callable[...
         except InvalidRequestState as refusal:
             _refused(self, options, refusal)
             raise
-        _accepted(self, options)
+        if self.metrics is not None:
+            _accepted(self, options)
         return state
 
     return wrapper

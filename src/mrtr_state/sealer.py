@@ -12,6 +12,7 @@ https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-st
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -20,7 +21,7 @@ from typing import Any, Final
 from mrtr_state import _b64, _json, claims, jws
 from mrtr_state._observe import observed_open, observed_open_async, observed_seal
 from mrtr_state.canonical import arguments_digest
-from mrtr_state.errors import InvalidRequestState
+from mrtr_state.errors import InvalidRequestState, KeyringError
 from mrtr_state.key_source import KeySource, is_key_source
 from mrtr_state.keys import SIGNATURE_BYTES, Key, Keyring
 from mrtr_state.metrics import StateMetrics
@@ -35,6 +36,8 @@ __all__ = [
     "MAX_LEEWAY",
     "StateSealer",
 ]
+
+_logger = logging.getLogger(__name__)
 
 #: The default lifetime of a token, in seconds (profile, section 4).
 DEFAULT_TTL: Final = 600
@@ -226,7 +229,12 @@ class StateSealer:
         keys = self._source.keys
         generation = self._generation
         if generation is None or generation[0] is not keys:
-            generation = (keys, StateSealer(Keyring(keys), **self._options))
+            try:
+                current = StateSealer(Keyring(keys), **self._options)
+            except KeyringError as exc:  # a source broke its contract: keep the last good keys
+                _logger.error("the key source %r gave keys that cannot be used: %s", self._source, exc)
+                current = self if generation is None else generation[1]
+            generation = (keys, current)
             object.__setattr__(self, "_generation", generation)
         return generation[1]
 

@@ -192,3 +192,26 @@ def test_key_files_are_read_by_keyring_from_env(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(Keyring, "from_env", classmethod(refuse))
     with pytest.raises(KeyringError, match=r"refused by a rule of Keyring\.from_env"):
         ReloadingKeyring.from_file(path)
+
+
+def test_a_source_that_hands_out_unusable_keys_keeps_the_last_good_ones(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ring = Keyring.generate("HS256")
+    source = Swappable(ring)
+    sealer = StateSealer(source, issuer=ISSUER)
+    token = sealer.seal({}, user="alice", tool="deploy")
+    rotated = ring.rotated(Key.generate("HS256"))
+    source.ring = rotated
+    assert open_token(sealer, token) == {}  # a sealer for the new keys was made
+    key = rotated.keys[0]
+
+    class Broken:
+        keys = (key, key)  # two keys with one kid: not a ring
+
+    source.ring = Broken()  # type: ignore[assignment]
+    with caplog.at_level(logging.ERROR, logger="mrtr_state.sealer"):
+        for _ in range(3):
+            assert open_token(sealer, token) == {}  # the last good keys
+            assert decode_unverified(sealer.seal({}, user="alice", tool="deploy"))[0]["kid"] == key.kid
+    assert len([r for r in caplog.records if "cannot be used" in r.getMessage()]) == 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import socket
 import sys
 from collections.abc import Mapping, Sequence
@@ -22,10 +23,14 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import AnyHttpUrl
 
 from mrtr_state import Keyring, KeyringError, MemoryReplayStore, StateSealer, audience
+from mrtr_state.key_source import KeySource
 from mrtr_state.mcp import StateBoundary, ToolRefusal
+from mrtr_state.reloading import DEFAULT_KEYS_FILE_VARIABLE, ReloadingKeyring
+from mrtr_state.remote_jwks import RemoteJWKS
 from server.accounts import EXAMPLE_TOKENS, SCOPE, StaticTokenVerifier
 from server.conformance import add_conformance_fixtures
 from server.git_tools import GitHost, add_git_tools, example_host
+from server.jwks import JWKS_PATH, publish_jwks
 from server.trips import Airline, add_trip_tools
 
 #: The issuer (``iss``) the example seals with unless told otherwise.
@@ -73,6 +78,7 @@ def build_server(
     ).install(server)
     add_git_tools(server, host if host is not None else example_host())
     add_trip_tools(server, airline if airline is not None else Airline())
+    publish_jwks(server, sealer.ring)
     return server
 
 
@@ -99,7 +105,11 @@ def _positive(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python examples/server",
-        description="The mrtr-state example MCP server (Streamable HTTP). Keys come from MRTR_STATE_KEYS.",
+        description=(
+            "The mrtr-state example MCP server (Streamable HTTP). Keys come from the file named by "
+            f"{DEFAULT_KEYS_FILE_VARIABLE} (reread when it changes), else from MRTR_STATE_KEYS. "
+            f"Its Ed25519 public keys are published at {JWKS_PATH}."
+        ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: 0, a free port)")
@@ -126,6 +136,20 @@ def _parser() -> argparse.ArgumentParser:
         "can read; A256GCM encrypts it (the profile's encrypted form)",
     )
     parser.add_argument(
+        "--jwks-url",
+        metavar="URL",
+        help="a verify-only replica: open states with the public JWKS at URL (another server's "
+        f"{JWKS_PATH}); it cannot seal, so it serves the retries that complete a request",
+    )
+    parser.add_argument(
+        "--jwks-refresh",
+        type=_positive,
+        default=300,
+        metavar="SECONDS",
+        help="with --jwks-url: fetch the JWKS this often (300); a new kid fetches at once, at most every "
+        "min(30, SECONDS) seconds",
+    )
+    parser.add_argument(
         "--conformance",
         action="store_true",
         help="serve the MCP conformance suite's fixtures instead, without authentication",
@@ -133,8 +157,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _keys(dev_key: bool, alg: str = "EdDSA") -> Keyring:
-    if dev_key:
+def _keys(args: argparse.Namespace) -> KeySource:
+    if args.jwks_url:
+        return RemoteJWKS.load(args.jwks_url, refresh_interval=args.jwks_refresh)
+    if args.dev_key:
         print(
             "example server: WARNING: --dev-key: sealing with an EPHEMERAL key generated now. "
             "Every requestState dies with this process and no other replica can open it. "
@@ -142,7 +168,11 @@ def _keys(dev_key: bool, alg: str = "EdDSA") -> Keyring:
             file=sys.stderr,
             flush=True,
         )
-        return Keyring.generate(alg)
+        return Keyring.generate(args.dev_key_alg)
+    if os.environ.get(DEFAULT_KEYS_FILE_VARIABLE, "").strip():
+        ring = ReloadingKeyring.from_env()
+        ring.reload_on_signal()  # kill -HUP rereads the file at once
+        return ring
     return Keyring.from_env()
 
 
@@ -151,10 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        ring = _keys(args.dev_key, args.dev_key_alg)
+        ring = _keys(args)
     except KeyringError as exc:
         print(f"example server: {exc}", file=sys.stderr)
-        print("example server: or start it with --dev-key for an ephemeral development key", file=sys.stderr)
+        if not args.jwks_url:
+            print("example server: or start it with --dev-key for an ephemeral key", file=sys.stderr)
         return 2
     sealer = StateSealer(
         ring,
@@ -185,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = "conformance fixtures" if args.conformance else "delete_branch, book_trip"
     if ring.keys[0].alg == "A256GCM":
         mode += ", encrypted states"
+    if args.jwks_url:
+        mode += f"; verify-only, keys from {args.jwks_url}"
     print(
         f"example server: listening on http://{shown_host}:{port}/mcp ({mode}, ttl {args.ttl} s)", flush=True
     )

@@ -14,15 +14,19 @@ https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-st
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from mrtr_state import _b64, _json, claims, jwe, jws
+from mrtr_state._observe import observed_open, observed_open_async, observed_seal
 from mrtr_state.canonical import arguments_digest
-from mrtr_state.errors import InvalidRequestState
+from mrtr_state.errors import InvalidRequestState, KeyringError
+from mrtr_state.key_source import KeySource, is_key_source
 from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, A256GCMKey, Key, Keyring
+from mrtr_state.metrics import StateMetrics
 from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
 from mrtr_state.target import audience
 
@@ -34,6 +38,8 @@ __all__ = [
     "MAX_LEEWAY",
     "StateSealer",
 ]
+
+_logger = logging.getLogger(__name__)
 
 #: The default lifetime of a token, in seconds (profile, section 4).
 DEFAULT_TTL: Final = 600
@@ -92,24 +98,37 @@ class StateSealer:
             prompt needs ``arguments`` (``{}`` for none). A resource read has no
             arguments, so the requirement never applies to it. Default ``False``;
             :meth:`open` can override it per call.
+        metrics: where every seal, open, refusal (by reason code and target
+            method), redemption and store outage is counted (see
+            :mod:`mrtr_state.metrics`): ``OpenTelemetryMetrics()`` or a plain
+            function ``(event, attributes)``. Default: not counted.
 
     A sealer holds no mutable state and is safe to share between threads.
+
+    ``ring`` may also be a key source whose keys change while the server runs
+    (:class:`~mrtr_state.remote_jwks.RemoteJWKS`,
+    :class:`~mrtr_state.reloading.ReloadingKeyring`; see :mod:`mrtr_state.key_source`):
+    each call then seals or opens with the keys the source holds at that moment.
     """
 
     __slots__ = (
         "_clock",
         "_encrypted_headers",
         "_entropy",
+        "_generation",
         "_issuer",
         "_known_headers",
         "_leeway",
         "_max_lifetime",
         "_max_token_bytes",
+        "_metrics",
+        "_options",
         "_replay_async",
         "_replay_store",
         "_require_arguments",
         "_ring",
         "_signing_header",
+        "_source",
         "_ttl",
     )
 
@@ -127,10 +146,14 @@ class StateSealer:
     _replay_async: bool
     _require_arguments: bool
     _signing_header: str
+    _source: KeySource
+    _metrics: StateMetrics | None
+    _options: dict[str, Any]
+    _generation: tuple[tuple[Key, ...], StateSealer] | None
 
     def __init__(
         self,
-        ring: Keyring,
+        ring: KeySource,
         *,
         issuer: str,
         ttl: int | None = None,
@@ -141,9 +164,17 @@ class StateSealer:
         entropy: Callable[[int], bytes] = os.urandom,
         replay_store: ReplayStore | AsyncReplayStore | None = None,
         require_arguments: bool = False,
+        metrics: StateMetrics | None = None,
     ) -> None:
-        if not isinstance(ring, Keyring):
-            raise TypeError(f"ring must be a Keyring, not {type(ring).__name__}")
+        # Every keyword option, as given: a source whose keys change gets a sealer
+        # made with the same options for each generation of its keys (_current).
+        options = {name: value for name, value in locals().items() if name not in ("self", "ring")}
+        if not is_key_source(ring):
+            raise TypeError(f"ring must be a Keyring or a key source, not {type(ring).__name__}")
+        source, source_keys = ring, ring.keys
+        ring = ring if isinstance(ring, Keyring) else Keyring(source_keys)
+        if metrics is not None and not callable(metrics):
+            raise TypeError("metrics must be a callable (event, attributes), such as OpenTelemetryMetrics()")
         max_lifetime = _positive_int("max_lifetime", max_lifetime, 1)
         ttl = _positive_int("ttl", min(DEFAULT_TTL, max_lifetime) if ttl is None else ttl, 1)
         if ttl > max_lifetime:
@@ -155,6 +186,10 @@ class StateSealer:
         if not isinstance(require_arguments, bool):
             raise TypeError(f"require_arguments must be a bool, not {type(require_arguments).__name__}")
         settings = {
+            "_source": source,
+            "_generation": (source_keys, self),
+            "_options": options,
+            "_metrics": metrics,
             "_ring": ring,
             "_issuer": _non_empty("issuer", issuer),
             "_ttl": ttl,
@@ -188,13 +223,41 @@ class StateSealer:
     def __repr__(self) -> str:
         return (
             f"StateSealer(issuer={self._issuer!r}, ttl={self._ttl}, max_lifetime={self._max_lifetime}, "
-            f"leeway={self._leeway}, max_token_bytes={self._max_token_bytes}, ring={self._ring!r})"
+            f"leeway={self._leeway}, max_token_bytes={self._max_token_bytes}, ring={self._source!r})"
         )
 
     @property
-    def ring(self) -> Keyring:
-        """The key ring."""
-        return self._ring
+    def ring(self) -> KeySource:
+        """The key ring, or the key source given in its place."""
+        return self._source
+
+    @property
+    def metrics(self) -> StateMetrics | None:
+        """Where outcomes are counted, or ``None``."""
+        return self._metrics
+
+    def _current(self) -> StateSealer:
+        """The sealer for the keys the source holds now: this one, or one per generation.
+
+        A :class:`Keyring` never changes, so a sealer made with one is its own. For
+        a source whose keys change, a sealer of the current keys is made (with the
+        same options) when the ``keys`` tuple changes, so that everything derived
+        from the keys (the header fast path, the signing header) always belongs to
+        one generation and a removed key stops opening at once.
+        """
+        if self._source is self._ring:
+            return self
+        keys = self._source.keys
+        generation = self._generation
+        if generation is None or generation[0] is not keys:
+            try:
+                current = StateSealer(Keyring(keys), **self._options)
+            except KeyringError as exc:  # a source broke its contract: keep the last good keys
+                _logger.error("the key source %r gave keys that cannot be used: %s", self._source, exc)
+                current = self if generation is None else generation[1]
+            generation = (keys, current)
+            object.__setattr__(self, "_generation", generation)
+        return generation[1]
 
     @property
     def issuer(self) -> str:
@@ -221,6 +284,7 @@ class StateSealer:
         """The store ``consume=True`` redeems in, or ``None`` (then ``consume=True`` is an error)."""
         return self._replay_store
 
+    @observed_seal
     def seal(
         self,
         state: Any,
@@ -295,6 +359,7 @@ class StateSealer:
             )
         return jwe.encrypt(key, header, payload, self._entropy(jwe.IV_BYTES))
 
+    @observed_open
     def open(
         self,
         token: str,
@@ -338,6 +403,7 @@ class StateSealer:
             _settle(first)
         return valid["state"]
 
+    @observed_open_async
     async def open_async(
         self,
         token: str,

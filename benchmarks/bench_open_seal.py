@@ -8,6 +8,8 @@ Run it from the repository root (``scripts/bootstrap`` installs everything it ne
 In one process and one run, for the same state at several sizes, it times:
 
 - ``mrtr_state`` seal and open, HS256 and EdDSA, with and without the argument digest;
+- ``mrtr_state``'s encrypted form (A256GCM, a JWE), with and without the argument
+  digest, next to the SDK's own AES-GCM protection, which also encrypts;
 - the floors: a bare HMAC-SHA256 over base64url JSON with the same bindings, written
   as rule AGT-18's own Python example writes it, and a bare Ed25519 sign/verify of
   the very bytes ``mrtr_state`` signs;
@@ -352,6 +354,7 @@ class Setup:
     jose_ed: JoseRFC
     dangerous: ItsDangerous
     sdk: SDKBoundary
+    enc: StateSealer
 
 
 def make_setup() -> Setup:
@@ -381,6 +384,7 @@ def make_setup() -> Setup:
         jose_ed=JoseRFC("EdDSA", OKPKey.import_key(ed_private), ed_key.kid),
         dangerous=ItsDangerous(secret),
         sdk=SDKBoundary(secret),
+        enc=sealer(Key.generate("A256GCM")),
     )
 
 
@@ -406,6 +410,8 @@ JOSE_HS = "joserfc HS256"
 JOSE_ED = "joserfc EdDSA"
 DANGEROUS = "itsdangerous URLSafeTimedSerializer SHA-256"
 SDK = "MCP SDK RequestStateBoundary (AES-GCM)"
+MRTR_ENC = "mrtr_state A256GCM (encrypted)"
+MRTR_ENC_ARGS = "mrtr_state A256GCM + argument digest"
 
 
 def open_candidates(s: Setup, state: Any) -> list[Candidate]:
@@ -452,6 +458,7 @@ def open_candidates(s: Setup, state: Any) -> list[Candidate]:
         ),
         Candidate(PYJWT_ED, lambda: s.pyjwt_ed.open(ed_tok), FLOOR_ED_VERIFY, MRTR_ED, len(ed_tok)),
         Candidate(JOSE_ED, lambda: s.jose_ed.open(ed_tok), FLOOR_ED_VERIFY, MRTR_ED, len(ed_tok)),
+        *_encrypted_open(s, state),
     ]
     for c in cands:
         if c.label == FLOOR_ED_VERIFY:
@@ -461,6 +468,22 @@ def open_candidates(s: Setup, state: Any) -> list[Candidate]:
         if got != state:
             raise SystemExit(f"bench: {c.label} did not return the sealed state; refusing to time it")
     return cands
+
+
+def _encrypted_open(s: Setup, state: Any) -> list[Candidate]:
+    """Opening the encrypted form: compared with the HS256 floor and the signed HS256 rows."""
+    tok = s.enc.seal(state, user=USER, tool=TOOL)
+    args_tok = s.enc.seal(state, user=USER, tool=TOOL, arguments=ARGUMENTS)
+    return [
+        Candidate(MRTR_ENC, lambda: s.enc.open(tok, user=USER, tool=TOOL), FLOOR_HS, MRTR_HS, len(tok)),
+        Candidate(
+            MRTR_ENC_ARGS,
+            lambda: s.enc.open(args_tok, user=USER, tool=TOOL, arguments=ARGUMENTS),
+            FLOOR_HS,
+            MRTR_HS_ARGS,
+            len(args_tok),
+        ),
+    ]
 
 
 def seal_candidates(s: Setup, state: Any) -> list[Candidate]:
@@ -494,6 +517,13 @@ def seal_candidates(s: Setup, state: Any) -> list[Candidate]:
         ),
         Candidate(PYJWT_ED, lambda: s.pyjwt_ed.seal(state), FLOOR_ED_SIGN, MRTR_ED),
         Candidate(JOSE_ED, lambda: s.jose_ed.seal(state), FLOOR_ED_SIGN, MRTR_ED),
+        Candidate(MRTR_ENC, lambda: s.enc.seal(state, user=USER, tool=TOOL), FLOOR_HS, MRTR_HS),
+        Candidate(
+            MRTR_ENC_ARGS,
+            lambda: s.enc.seal(state, user=USER, tool=TOOL, arguments=ARGUMENTS),
+            FLOOR_HS,
+            MRTR_HS_ARGS,
+        ),
     ]
     openers: dict[str, Callable[[str], Any]] = {
         FLOOR_HS: lambda t: s.floor.open(t, USER, AUD),
@@ -507,6 +537,8 @@ def seal_candidates(s: Setup, state: Any) -> list[Candidate]:
         MRTR_ED_ARGS: lambda t: s.ed.open(t, user=USER, tool=TOOL, arguments=ARGUMENTS),
         PYJWT_ED: s.pyjwt_ed.open,
         JOSE_ED: s.jose_ed.open,
+        MRTR_ENC: lambda t: s.enc.open(t, user=USER, tool=TOOL),
+        MRTR_ENC_ARGS: lambda t: s.enc.open(t, user=USER, tool=TOOL, arguments=ARGUMENTS),
     }
     for c in cands:
         token = c.fn()
@@ -612,6 +644,8 @@ RATIO_TARGETS = [
     ("HS256 open <= 1.5x the bare HMAC floor", MRTR_HS, FLOOR_HS, "open", 1.5),
     ("HS256 open faster than pyjwt decode", MRTR_HS, PYJWT_HS, "open", 1.0),
     ("HS256 open (+ args) faster than the MCP SDK", MRTR_HS_ARGS, SDK, "open", 1.0),
+    ("A256GCM open (+ args) no slower than the MCP SDK", MRTR_ENC_ARGS, SDK, "open", 1.0),
+    ("A256GCM seal (+ args) no slower than the MCP SDK", MRTR_ENC_ARGS, SDK, "seal", 1.0),
     ("EdDSA open <= 1.1x a bare Ed25519 verify", MRTR_ED, FLOOR_ED_VERIFY, "open", 1.1),
     ("HS256 seal <= 1.5x the bare HMAC seal", MRTR_HS, FLOOR_HS, "seal", 1.5),
     ("EdDSA seal <= 1.25x a bare Ed25519 sign", MRTR_ED, FLOOR_ED_SIGN, "seal", 1.25),
@@ -675,6 +709,7 @@ def token_lengths(s: Setup, sizes: Sequence[int]) -> dict[str, list[int]]:
         MRTR_HS: lambda state: s.hs.seal(state, user=USER, tool=TOOL),
         MRTR_HS_ARGS: lambda state: s.hs.seal(state, user=USER, tool=TOOL, arguments=ARGUMENTS),
         MRTR_ED: lambda state: s.ed.seal(state, user=USER, tool=TOOL),
+        MRTR_ENC_ARGS: lambda state: s.enc.seal(state, user=USER, tool=TOOL, arguments=ARGUMENTS),
         DANGEROUS: s.dangerous.seal,
         SDK: s.sdk.seal,
     }

@@ -7,10 +7,18 @@ HTTP with the official MCP Python SDK as two bearer-token users, alice and bob,
 prints what was sent and what came back, and stops the server. It exits 0 when
 every step behaved as the rule asks, 1 when one did not, 2 when the server could
 not be started.
+
+It runs twice by default (``--form both``): first with a signing key, where the
+client can read the state but not change it, then with an A256GCM key, where the
+state is the profile's encrypted form and the client cannot read it either; every
+refusal happens the same way in both passes. ``--form signed`` or ``--form
+encrypted`` runs one pass.
 """
 
 from __future__ import annotations
 
+import argparse
+import base64
 import contextlib
 import json
 import sys
@@ -27,7 +35,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ElicitResult, InputRequiredResult
 
-from mrtr_state import decode_unverified
+from mrtr_state import InvalidRequestState, decode_unverified
 from mrtr_state.mcp import REASON_META_KEY
 
 EXAMPLES = Path(__file__).resolve().parent
@@ -147,23 +155,65 @@ class Demo:
 
 
 def one_byte_changed(token: str) -> tuple[str, str]:
-    header, payload, signature = token.split(".")
-    i = len(payload) // 2
-    new = "A" if payload[i] != "A" else "B"
-    changed = f"{header}.{payload[:i]}{new}{payload[i + 1 :]}.{signature}"
-    return changed, f"character {len(header) + 1 + i} of {len(token)}: {payload[i]!r} -> {new!r}"
+    """Change one character in the middle of the claims: the payload, or the ciphertext when encrypted."""
+    segments = token.split(".")
+    n = 3 if len(segments) == 5 else 1
+    body = segments[n]
+    i = len(body) // 2
+    new = "A" if body[i] != "A" else "B"
+    segments[n] = f"{body[:i]}{new}{body[i + 1 :]}"
+    position = sum(len(segment) + 1 for segment in segments[:n]) + i
+    return ".".join(segments), f"character {position} of {len(token)}: {body[i]!r} -> {new!r}"
 
 
-async def run(demo: Demo) -> None:
+def show_signed(state: str) -> None:
+    header, claims = decode_unverified(state)
+    say("The requestState is a JWT of the profile: the client can read it, never change it.", 3)
+    say(f"header {json.dumps(header)}", 6)
+    say(f"claims {json.dumps(claims)}", 6)
+
+
+def show_encrypted(demo: Demo, state: str, arguments: dict[str, Any]) -> None:
+    header_segment, _, iv, ciphertext, tag = state.split(".")
+    header = json.loads(base64.urlsafe_b64decode(header_segment + "=" * (-len(header_segment) % 4)))
+    say(
+        "The requestState is the profile's encrypted form (a JWE): "
+        "the client can neither read nor change it.",
+        3,
+    )
+    say(f"header     {json.dumps(header)}", 6)
+    say(f"ciphertext {ciphertext[:40]}... ({len(ciphertext)} characters), IV {iv}, tag {tag}", 6)
+    try:
+        decode_unverified(state)
+        readable = True
+    except InvalidRequestState:
+        readable = False
+    visible = [
+        text
+        for text in ("alice", "tools/call:delete_branch", *arguments.values())
+        if text in state or text.encode() in _decoded(state)
+    ]
+    demo.check(
+        "the client cannot read the state: no claim, user, tool or argument is visible in it",
+        not readable and not visible,
+        f"readable as a JWT: {readable}; visible: {visible}",
+    )
+
+
+def _decoded(token: str) -> bytes:
+    return b"".join(base64.urlsafe_b64decode(s + "=" * (-len(s) % 4)) for s in token.split(".") if s)
+
+
+async def run(demo: Demo, encrypted: bool = False) -> None:
     release = {"repo": "acme/api", "branch": "release-1.0"}
 
     say("1. A complete round trip: alice deletes branch old-feature of acme/api, confirming it.")
     old_feature = {"repo": "acme/api", "branch": "old-feature"}
     state = await demo.ask("alice", "delete_branch", old_feature)
-    header, claims = decode_unverified(state)
-    say("The requestState is a JWT of the profile: the client can read it, never change it.", 3)
-    say(f"header {json.dumps(header)}", 6)
-    say(f"claims {json.dumps(claims)}", 6)
+    if encrypted:
+        show_encrypted(demo, state, old_feature)
+    else:
+        show_signed(state)
     done = await demo.call("alice", "delete_branch", old_feature, state=state, responses=YES)
     demo.check(
         "the confirmed delete completed",
@@ -229,18 +279,19 @@ async def run(demo: Demo) -> None:
     say()
     say(f"8. The state presented after it expired (states live {TTL} s on this server; the rule says 600).")
     state = await demo.ask("alice", "delete_branch", release)
-    wait = decode_unverified(state)[1]["exp"] - time.time() + 0.5
+    # An encrypted state hides exp too; it was minted before now, so it has expired by now + TTL.
+    wait = TTL + 0.5 if encrypted else decode_unverified(state)[1]["exp"] - time.time() + 0.5
     say(f"(waiting {wait:.1f} s)", 3)
     await anyio.sleep(max(wait, 0))
     await demo.refused("expired", "expired", "alice", "delete_branch", release, state)
 
 
-def report(server: RunningServer) -> int:
+def report(server: RunningServer, *, encrypted: bool = False) -> int:
     say(f"listening on {server.url}", 3)
     say()
     demo = Demo(server.url)
     try:
-        anyio.run(run, demo)
+        anyio.run(run, demo, encrypted)
     except Exception as exc:  # a step that broke off is a failure of the demo, reported as one
         demo.failures.append(f"the demo broke off: {type(exc).__name__}: {exc}")
     say()
@@ -257,21 +308,54 @@ def report(server: RunningServer) -> int:
     if demo.failures:
         say(f"{len(demo.failures)} step(s) did not behave as the rule asks: {'; '.join(demo.failures)}")
         return 1
-    say(f"All {demo.steps} checks behaved as the rule asks. Stopping the server.")
+    form = "encrypted" if encrypted else "signed"
+    say(f"All {demo.steps} checks behaved as the rule asks ({form} states). Stopping the server.")
     return 0
 
 
-def main() -> int:
-    say("mrtr-state demo: an MCP server that seals requestState as a JWT of the profile, bound to the")
+PASSES = {
+    "signed": ("EdDSA", "A. Signed states (EdDSA): the client can read the state, never change it."),
+    "encrypted": (
+        "A256GCM",
+        "B. Encrypted states (A256GCM): the same server with an encryption key; the client can neither "
+        "read nor change the state, and every refusal happens as before.",
+    ),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="The mrtr-state demo against the example MCP server.")
+    parser.add_argument(
+        "--form",
+        choices=("both", "signed", "encrypted"),
+        default="both",
+        help="run the signed pass, the encrypted pass, or both (the default)",
+    )
+    forms = ["signed", "encrypted"] if (form := parser.parse_args(argv).form) == "both" else [form]
+    say("mrtr-state demo: an MCP server that seals requestState as a token of the profile, bound to the")
     say("user, the tool and the arguments, and the MCP Python SDK's client talking to it over HTTP.")
-    say()
-    say(f"Starting the example server: python examples/server --dev-key --ttl {TTL} --port 0")
-    try:
-        with running_server("--dev-key", "--ttl", str(TTL)) as server:
-            return report(server)
-    except ServerStartError as exc:
-        say(f"could not start the example server: {exc}")
-        return 2
+    statuses = []
+    for name in forms:
+        alg, title = PASSES[name]
+        say()
+        say(title)
+        say()
+        say(f"Starting the example server: python examples/server --dev-key --dev-key-alg {alg} --ttl {TTL}")
+        try:
+            with running_server("--dev-key", "--dev-key-alg", alg, "--ttl", str(TTL)) as server:
+                statuses.append(report(server, encrypted=name == "encrypted"))
+        except ServerStartError as exc:
+            say(f"could not start the example server: {exc}")
+            return 2
+    if len(forms) > 1:
+        say()
+        failed = [name for name, status in zip(forms, statuses, strict=True) if status != 0]
+        say(
+            f"Passes that did not behave as the rule asks: {', '.join(failed)}."
+            if failed
+            else "Both passes behaved as the rule asks."
+        )
+    return max(statuses)
 
 
 if __name__ == "__main__":

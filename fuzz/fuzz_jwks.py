@@ -38,7 +38,15 @@ def test_one_input(data: bytes) -> None:
 def seed_files() -> dict[str, bytes]:
     """The vector keys, as the fuzzer's starting corpus."""
     keys = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))
-    names = ("hs256", "eddsa", "eddsa_public", "unknown", "verifier_jwks")
+    names = (
+        "hs256",
+        "eddsa",
+        "eddsa_public",
+        "unknown",
+        "verifier_jwks",
+        "a256gcm",
+        "encrypted_verifier_jwks",
+    )
     return {f"{name}.json": json.dumps(keys[name]).encode() for name in names}
 
 

@@ -5,7 +5,8 @@
 The promise under test: for any input, open() either returns the state this server sealed
 for exactly this user, tool and request, or raises InvalidRequestState. Anything else (another
 exception, an acceptance of a token that is not one of the valid vectors, a hang) is a crash.
-The corpus is seeded with every token of spec/vectors/tokens.json.
+The corpus is seeded with every token of spec/vectors/tokens.json and encrypted.json, and the
+ring holds the encryption key too, so both forms (JWS and JWE) are fuzzed.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ with atheris.instrument_imports():
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 KEYS = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))
 TOKENS = json.loads((VECTORS / "tokens.json").read_text(encoding="utf-8"))
+ENCRYPTED = json.loads((VECTORS / "encrypted.json").read_text(encoding="utf-8"))
+ALL_VECTORS = TOKENS["vectors"] + ENCRYPTED["vectors"]
 DEFAULTS = TOKENS["defaults"]
 BASIC = next(v for v in TOKENS["vectors"] if v["id"] == "valid-hs256-basic")
 SEALER = StateSealer(
-    Keyring.from_jwks(KEYS["verifier_jwks"]), issuer=DEFAULTS["issuer"], clock=lambda: BASIC["now"]
+    Keyring.from_jwks(KEYS["encrypted_verifier_jwks"]), issuer=DEFAULTS["issuer"], clock=lambda: BASIC["now"]
 )
 
 
@@ -39,14 +42,14 @@ def _opens(token: str) -> bool:
 
 # The vector tokens this sealer opens for the basic request (minted for it, or not bound to its
 # arguments): only these may ever open. Any other accepted input would be a forgery.
-OPENABLE = {v["token"] for v in TOKENS["vectors"] if _opens(v["token"])}
+OPENABLE = {v["token"] for v in ALL_VECTORS if _opens(v["token"])}
 if BASIC["token"] not in OPENABLE:
     raise SystemExit("the basic vector does not open: the fuzzing oracle is broken")
 
 
 def seed_files() -> dict[str, bytes]:
     """The vector tokens, as the fuzzer's starting corpus."""
-    return {f"vector-{i:03d}": v["token"].encode("utf-8") for i, v in enumerate(TOKENS["vectors"])}
+    return {f"vector-{i:03d}": v["token"].encode("utf-8") for i, v in enumerate(ALL_VECTORS)}
 
 
 def test_one_input(data: bytes) -> None:

@@ -18,12 +18,14 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mrtr_state import Key, Keyring, StateSealer, arguments_digest, canonicalize
 from mrtr_state._b64 import encode as b64
@@ -95,6 +97,36 @@ def claims_for(vector_id: str, **changes: Any) -> dict[str, Any]:
 
 def compact(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class Literal(str):
+    """A number written in the vector files exactly as given (e.g. 1e-400, which Python reads as 0.0).
+
+    It is a str so json.dumps writes it as a marked string, which `render` swaps for the literal.
+    """
+
+    def __new__(cls, text: str) -> Literal:
+        return super().__new__(cls, text)
+
+
+def literal_marker(text: str) -> str:
+    return f"@@literal:{text}@@"
+
+
+def with_literals(value: Any) -> Any:
+    """`value` with each Literal replaced by its marker string (for render)."""
+    if isinstance(value, Literal):
+        return literal_marker(str(value))
+    if isinstance(value, dict):
+        return {k: with_literals(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_literals(v) for v in value]
+    return value
+
+
+def parsed(value: Any) -> Any:
+    """`value` as a JSON parser reads it: each Literal becomes the number it spells."""
+    return json.loads(json.dumps(with_literals(value)).replace('"@@literal:', "").replace('@@"', ""))
 
 
 def header_for(key: Key, **changes: Any) -> dict[str, Any]:
@@ -382,14 +414,14 @@ def token_vectors() -> list[dict[str, Any]]:
             user="éric",
         )
     )
-    number_args_sealed = {"n": 1, "x": 1e21, "list": [0.5, -0]}
+    number_args_sealed = {"n": 1, "x": 1e15, "list": [0.5, -0]}
     add(
         vector(
             "valid-hs256-argument-number-forms",
             "Arguments equal as JSON numbers digest the same (RFC 8785).",
             token("valid-hs256-argument-number-forms", args_sha256=arguments_digest(number_args_sealed)),
             None,
-            arguments={"list": [0.5, 0.0], "x": 1000000000000000000000, "n": 1.0},
+            arguments={"list": [0.5, 0.0], "x": 1000000000000000, "n": 1.0},
         )
     )
     at_cap, at_cap_state = sized_token("valid-hs256-at-size-cap", MAX_TOKEN_BYTES)
@@ -400,6 +432,109 @@ def token_vectors() -> list[dict[str, Any]]:
             at_cap,
             None,
             expected_state=at_cap_state,
+        )
+    )
+
+    escaped_typ = b'{"alg":"HS256","typ":"mrtr-state\\u002bjwt","kid":"' + HS256.kid.encode() + b'"}'
+    add(
+        vector(
+            "valid-hs256-typ-escaped",
+            'typ written as "mrtr-state\\u002bjwt": the decoded string is compared (step 7), '
+            "not the raw bytes.",
+            assemble(HS256, escaped_typ, claims_for("valid-hs256-typ-escaped")),
+            None,
+        )
+    )
+    add(
+        vector(
+            "valid-hs256-header-whitespace-outside-object",
+            "White space before and after the braces of the decoded header: insignificant JSON white space.",
+            assemble(
+                HS256,
+                b" \n\t\r" + compact(header_for(HS256)) + b"\r\n ",
+                claims_for("valid-hs256-header-whitespace-outside-object"),
+            ),
+            None,
+        )
+    )
+    for length in (22, 64):
+        jti_id = f"valid-hs256-jti-{length}-characters"
+        add(
+            vector(
+                jti_id,
+                f"A jti of {length} base64url characters: the "
+                + (
+                    "shortest (128 bits, what a minter writes)."
+                    if length == 22
+                    else "longest a verifier accepts."
+                ),
+                token(jti_id, jti=(jti_for(jti_id) * 3)[:length]),
+                None,
+            )
+        )
+    underflow_header = compact(header_for(HS256))[:-1] + b',"x":1e-400}'
+    add(
+        vector(
+            "unsupported-header-member-underflows",
+            "A header member 1e-400: read as 0, so the header is JSON (step 4) and only the allowlist "
+            "(step 5) refuses it.",
+            assemble(HS256, underflow_header, claims_for("unsupported-header-member-underflows")),
+            "unsupported_header",
+        )
+    )
+    underflow_claims = compact(claims_for("valid-hs256-state-underflow", state={"tiny": 0})).replace(
+        b'"tiny":0', b'"tiny":1e-400'
+    )
+    add(
+        vector(
+            "valid-hs256-state-underflow",
+            "1e-400 in the state underflows a double: it is read as 0 (step 11), "
+            "as every JSON parser reads it.",
+            assemble(HS256, header_for(HS256), underflow_claims),
+            None,
+            expected_state={"tiny": 0.0},
+        )
+    )
+    add(
+        vector(
+            "valid-hs256-argument-underflow",
+            'Sealed with {"n": 0}, retried with {"n": 1e-400}: an underflow is read as 0 (section 3.4).',
+            token("valid-hs256-argument-underflow", args_sha256=arguments_digest({"n": 0})),
+            None,
+            arguments={"n": Literal("1e-400")},
+        )
+    )
+    add(
+        vector(
+            "valid-hs256-no-binding-unbindable-arguments",
+            "No args_sha256 and a verifier that does not require it: unbindable arguments do not matter.",
+            token("valid-hs256-no-binding-unbindable-arguments", args_sha256=None),
+            None,
+            arguments={"id": 9007199254740993},
+        )
+    )
+    add(
+        vector(
+            "valid-eddsa-binding-required",
+            "A verifier that requires the argument binding, and a token that has it.",
+            token("valid-eddsa-binding-required", "EdDSA"),
+            None,
+            require_arguments=True,
+        )
+    )
+    add(
+        vector(
+            "valid-hs256-resource-binding-required",
+            "A resource read has no arguments: requiring the binding does not apply to it.",
+            token(
+                "valid-hs256-resource-binding-required",
+                aud="resources/read:file:///reports/q3.csv",
+                args_sha256=None,
+            ),
+            None,
+            resource="file:///reports/q3.csv",
+            arguments=None,
+            require_arguments=True,
         )
     )
 
@@ -923,6 +1058,16 @@ def token_vectors() -> list[dict[str, Any]]:
             "malformed",
         )
     )
+    for length in (21, 65):
+        jti_id = f"malformed-jti-{length}-characters"
+        add(
+            vector(
+                jti_id,
+                f"A jti of {length} base64url characters: a verifier accepts 22 to 64.",
+                token(jti_id, jti=(jti_for(jti_id) * 3)[:length]),
+                "malformed",
+            )
+        )
     add(
         vector(
             "malformed-args-digest-length",
@@ -1117,6 +1262,58 @@ def token_vectors() -> list[dict[str, Any]]:
         )
     )
 
+    # What a verifier that digested 2**60 + 1 as the double 2**60 would have sealed (the old collision).
+    as_double = (
+        base64.urlsafe_b64encode(hashlib.sha256(canonicalize({"id": float(2**60)})).digest())
+        .decode()
+        .rstrip("=")
+    )
+    add(
+        vector(
+            "wrong-request-integer-beyond-2-53",
+            'Bound to the JCS digest of {"id": 2**60} (a double), retried with 2**60 + 1: '
+            "the arguments are unbindable, so no digest matches (section 3.4).",
+            token("wrong-request-integer-beyond-2-53", args_sha256=as_double),
+            "wrong_request",
+            arguments={"id": 2**60 + 1},
+        )
+    )
+    add(
+        vector(
+            "wrong-request-integer-beyond-2-53-same-value",
+            "The same, retried with 2**60 itself: unbindable arguments match no digest, "
+            "even their own double's.",
+            token("wrong-request-integer-beyond-2-53-same-value", args_sha256=as_double),
+            "wrong_request",
+            arguments={"id": 2**60},
+        )
+    )
+    add(
+        vector(
+            "wrong-request-binding-required",
+            "No args_sha256, and a verifier that requires the argument binding (step 19).",
+            token("wrong-request-binding-required", args_sha256=None),
+            "wrong_request",
+            require_arguments=True,
+        )
+    )
+    add(
+        vector(
+            "wrong-request-binding-required-prompt",
+            "A prompt's token without args_sha256, and a verifier that requires the binding.",
+            token(
+                "wrong-request-binding-required-prompt",
+                "EdDSA",
+                aud="prompts/get:summarize",
+                args_sha256=None,
+            ),
+            "wrong_request",
+            prompt="summarize",
+            arguments={"topic": "q3"},
+            require_arguments=True,
+        )
+    )
+
     # --- several faults at once: the first failing step of section 5 decides --------------------------
     v.extend(order_vectors())
 
@@ -1249,6 +1446,24 @@ def order_vectors() -> list[dict[str, Any]]:
         tool="delete_repo",
         arguments={"branch": "main"},
     )
+    for alg in ("HS256", "EdDSA"):
+        a = alg.lower()
+        t = assemble(KEYS[alg], header_for(KEYS[alg]), b'{"iss": not JSON')
+        h, p, s = t.split(".")
+        add(
+            f"order-signature-before-unparseable-claims-{a}",
+            "Claims that are not JSON under a changed signature: the signature (step 10) is checked "
+            "before the claims are parsed (step 11).",
+            f"{h}.{p}.{flip_char(s, 5)}",
+            "bad_signature",
+        )
+    overflow_header = compact(header_for(HS256))[:-1] + b',"x":1e400}'
+    add(
+        "order-header-json-before-allowlist",
+        "A header member that overflows a double (1e400) and is not allowed: step 4 refuses it first.",
+        assemble(HS256, overflow_header, claims_of("order-header-json-before-allowlist")),
+        "malformed",
+    )
     return out
 
 
@@ -1280,45 +1495,928 @@ def argument_vectors() -> list[dict[str, Any]]:
             "integers",
             {"zero": 0, "one": 1, "minus": -1, "max-safe": 9007199254740991, "min-safe": -9007199254740991},
         ),
-        (
-            "integers-beyond-2-53",
-            {"a": 9007199254740993, "b": 18014398509481985, "c": 100000000000000000000000},
-        ),
         ("negative-zero", {"z": -0.0}),
         (
             "rfc8785-numbers",
             {
-                "a": 1e21,
-                "b": 1e20,
                 "c": 1e-6,
                 "d": 1e-7,
-                "e": 123456789012345680000.0,
                 "f": 4.5,
                 "g": 0.1,
                 "h": 5e-324,
-                "i": 1.7976931348623157e308,
                 "j": 333333333.33333329,
-                "k": 1e23,
                 "l": -1.5e-7,
                 "m": 0.000001234,
-                "n": 1.5e300,
+                "o": 4503599627370495.5,
+                "p": 123456789.125,
+                "q": -2.2250738585072014e-308,
             },
         ),
         ("float-integers", {"a": 1.0, "b": 100.0, "c": -2.0, "d": 1e15}),
+        (
+            "safe-range-written-as-doubles",
+            {"top": Literal("9007199254740991.0"), "bottom": Literal("-9.007199254740991e15")},
+        ),
+        ("underflow-reads-as-zero", {"tiny": Literal("1e-400"), "negative": Literal("-1e-400")}),
         ("unicode-values", {"name": "Zoë", "emoji": "😀", "cjk": "日本語", "rtl": "שלום"}),
     ]
-    out = []
+    # Unbindable (section 3.4): a number whose value is an integer beyond +-(2**53 - 1),
+    # however it is written. Every implementation must report these as unbindable.
+    unbindable: list[tuple[str, Any]] = [
+        (
+            "integers-beyond-2-53",
+            {"a": 9007199254740993, "b": 18014398509481985, "c": 100000000000000000000000},
+        ),
+        ("integer-2-53", {"id": 9007199254740992}),
+        ("negative-integer-beyond-2-53-nested", {"items": [{"id": -9007199254740992}]}),
+        ("exponent-integer-1e23", {"id": Literal("1e23")}),
+        ("double-2-60", {"id": Literal("1.152921504606847e+18")}),
+        ("large-double-1e21", {"x": Literal("1e21")}),
+    ]
+    out: list[dict[str, Any]] = []
     for case_id, arguments in cases:
-        canonical = canonicalize(arguments).decode("utf-8")
+        value = parsed(arguments)
+        canonical = canonicalize(value).decode("utf-8")
         out.append(
             {
                 "id": case_id,
                 "arguments": arguments,
                 "canonical": canonical,
-                "digest": arguments_digest(arguments),
+                "digest": arguments_digest(value),
             }
         )
+    for case_id, arguments in unbindable:
+        try:
+            arguments_digest(parsed(arguments))
+        except ValueError:
+            pass
+        else:
+            raise SystemExit(f"argument vector {case_id} should be unbindable")
+        out.append({"id": case_id, "arguments": arguments, "unbindable": True})
     return out
+
+
+# --- the encrypted form (profile, sections 3.6 and 5.1) --------------------------------------------
+# Kept in one section, apart from the signed vectors: encrypted.json, and the encryption key added
+# to keys.json as new members, so readers of the existing files are unaffected.
+
+A256GCM = Key.from_jwk({"kty": "oct", "alg": "A256GCM", "use": "enc", "k": b64(seed("A256GCM key"))})
+UNKNOWN_A256GCM = Key.from_jwk({"kty": "oct", "alg": "A256GCM", "k": b64(seed("unknown A256GCM key"))})
+#: The ring the encrypted vectors are verified against: the encryption key and the signing keys
+#: of verifier_jwks, so that a token naming a key of the other form is refused as the profile says.
+ENCRYPTED_VERIFIER = Keyring([A256GCM, HS256, EDDSA_PUBLIC])
+
+
+def iv_for(vector_id: str) -> bytes:
+    """The fixed 96-bit IV of a vector (a minter draws a fresh random one for every token)."""
+    return hashlib.sha256(f"mrtr-state test vector IV {vector_id}".encode()).digest()[:12]
+
+
+def jwe_header_for(kid: Any = None, **changes: Any) -> dict[str, Any]:
+    header: dict[str, Any] = {"alg": "dir", "enc": "A256GCM", "typ": TYP, "kid": A256GCM.kid}
+    if kid is not None:
+        header["kid"] = kid
+    for name, value in changes.items():
+        if value is None:
+            del header[name]
+        else:
+            header[name] = value
+    return header
+
+
+def encrypt_parts(
+    secret: bytes, header: dict[str, Any] | bytes | str, plaintext: dict[str, Any] | bytes, iv: bytes
+) -> tuple[str, str, str, str]:
+    """Encrypt `plaintext` with AES-GCM under `secret`; the AAD is the header segment's ASCII."""
+    h = header if isinstance(header, str) else b64(header if isinstance(header, bytes) else compact(header))
+    pt = plaintext if isinstance(plaintext, bytes) else compact(plaintext)
+    sealed = AESGCM(secret).encrypt(iv, pt, h.encode("ascii"))
+    return h, b64(iv), b64(sealed[:-16]), b64(sealed[-16:])
+
+
+def jwe_assemble(
+    secret: bytes,
+    header: dict[str, Any] | bytes | str,
+    plaintext: dict[str, Any] | bytes,
+    iv: bytes,
+) -> str:
+    """A compact JWE with an empty encrypted-key segment (alg dir)."""
+    h, i, c, t = encrypt_parts(secret, header, plaintext, iv)
+    return f"{h}..{i}.{c}.{t}"
+
+
+ENCRYPTION_SECRET = seed("A256GCM key")
+
+
+def enc_token(vector_id: str, **changes: Any) -> str:
+    """A token of the encrypted form for the default request; `changes` edit the claims."""
+    return jwe_assemble(
+        ENCRYPTION_SECRET, jwe_header_for(), claims_for(vector_id, **changes), iv_for(vector_id)
+    )
+
+
+def sized_enc_token(vector_id: str, length: int) -> tuple[str, Any]:
+    """A valid encrypted token of exactly `length` characters, and its state."""
+    headers = [compact(jwe_header_for()), json.dumps(jwe_header_for()).encode()]
+    for header in headers:
+        for filler in range(length):
+            state = {"filler": "x" * filler}
+            tok = jwe_assemble(
+                ENCRYPTION_SECRET, header, claims_for(vector_id, state=state), iv_for(vector_id)
+            )
+            if len(tok) == length:
+                return tok, state
+            if len(tok) > length:
+                break
+    raise SystemExit(f"cannot size an encrypted token to {length} characters")
+
+
+def encrypted_vectors() -> list[dict[str, Any]]:
+    v: list[dict[str, Any]] = []
+    add = v.append
+
+    # --- valid ---------------------------------------------------------------------------------
+    add(
+        vector(
+            "encrypted-valid-basic",
+            "A token of the encrypted form for the default request.",
+            enc_token("encrypted-valid-basic"),
+            None,
+        )
+    )
+    draws = iter(
+        [
+            hashlib.sha256(b"encrypted-valid-reference-sealer jti").digest(),
+            iv_for("encrypted-valid-reference-sealer"),
+        ]
+    )
+    add(
+        vector(
+            "encrypted-valid-reference-sealer",
+            "The exact output of StateSealer.seal with an A256GCM ring (jti, then the IV, from its entropy).",
+            StateSealer(
+                Keyring([A256GCM]),
+                issuer=ISSUER,
+                clock=lambda: IAT + 0.75,
+                entropy=lambda n: next(draws)[:n],
+            ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS),
+            None,
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-no-argument-binding",
+            "No args_sha256 claim: the token opens whatever the arguments.",
+            enc_token("encrypted-valid-no-argument-binding", args_sha256=None),
+            None,
+            arguments={"anything": [1, 2]},
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-prompt",
+            "A prompt target: aud is prompts/get:<name>.",
+            enc_token(
+                "encrypted-valid-prompt",
+                aud="prompts/get:summarize",
+                args_sha256=arguments_digest({"topic": "q3"}),
+            ),
+            None,
+            prompt="summarize",
+            arguments={"topic": "q3"},
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-resource",
+            "A resource target: aud is resources/read:<uri>, no arguments.",
+            enc_token(
+                "encrypted-valid-resource", aud="resources/read:file:///reports/q3.csv", args_sha256=None
+            ),
+            None,
+            resource="file:///reports/q3.csv",
+            arguments=None,
+        )
+    )
+    unicode_state = {
+        "name": "Zoë 😀",
+        "escapes": 'tab\tquote"back\\slash',
+        "n": -0.5,
+        "nested": [None, True, {}],
+    }
+    add(
+        vector(
+            "encrypted-valid-unicode-state",
+            "Unicode, escapes, floats and nesting in the encrypted state.",
+            enc_token("encrypted-valid-unicode-state", state=unicode_state),
+            None,
+            expected_state=unicode_state,
+        )
+    )
+    reordered = compact({"kid": A256GCM.kid, "typ": TYP, "enc": "A256GCM", "alg": "dir"})
+    add(
+        vector(
+            "encrypted-valid-header-member-order",
+            "Protected header members in another order, as other minters write them "
+            "(the AAD is the header segment as received).",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                reordered,
+                claims_for("encrypted-valid-header-member-order"),
+                iv_for("encrypted-valid-header-member-order"),
+            ),
+            None,
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-json-whitespace",
+            "Protected header and claims JSON with insignificant white space.",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                json.dumps(jwe_header_for(), indent=1).encode(),
+                json.dumps(claims_for("encrypted-valid-json-whitespace"), indent=2).encode(),
+                iv_for("encrypted-valid-json-whitespace"),
+            ),
+            None,
+        )
+    )
+    add(
+        vector(
+            "encrypted-valid-one-second-before-exp",
+            "now = exp - 1: the last second of the 600 s lifetime.",
+            enc_token("encrypted-valid-one-second-before-exp"),
+            None,
+            now=IAT + TTL - 1,
+        )
+    )
+    at_cap, at_cap_state = sized_enc_token("encrypted-valid-at-size-cap", MAX_TOKEN_BYTES)
+    add(
+        vector(
+            "encrypted-valid-at-size-cap",
+            "An encrypted token exactly max_token_bytes long.",
+            at_cap,
+            None,
+            expected_state=at_cap_state,
+        )
+    )
+
+    # --- step 1: size --------------------------------------------------------------------------
+    add(
+        vector(
+            "encrypted-too-large-over-cap",
+            "An encrypted token one character over the size cap.",
+            sized_enc_token("encrypted-too-large-over-cap", MAX_TOKEN_BYTES + 1)[0],
+            "too_large",
+        )
+    )
+
+    # --- steps 2 and 3: five segments, the second empty, canonical base64url -----------------------
+    h, i, c, t = encrypt_parts(
+        ENCRYPTION_SECRET, jwe_header_for(), claims_for("encrypted-malformed"), iv_for("encrypted-malformed")
+    )
+    for vector_id, description, tok in [
+        ("encrypted-malformed-four-segments", "Four segments: the tag left out.", f"{h}..{i}.{c}"),
+        ("encrypted-malformed-six-segments", "Six segments.", f"{h}..{i}.{c}.{t}.{t}"),
+        (
+            "encrypted-malformed-encrypted-key-present",
+            "A non-empty encrypted-key segment (40 bytes, the shape of A256KW): alg dir has none.",
+            f"{h}.{b64(bytes(40))}.{i}.{c}.{t}",
+        ),
+        ("encrypted-malformed-empty-iv", "An empty IV segment.", f"{h}...{c}.{t}"),
+        ("encrypted-malformed-empty-ciphertext", "An empty ciphertext segment.", f"{h}..{i}..{t}"),
+        ("encrypted-malformed-empty-tag", "An empty tag segment.", f"{h}..{i}.{c}."),
+        ("encrypted-malformed-empty-header", "An empty protected header segment.", f"..{i}.{c}.{t}"),
+        ("encrypted-malformed-padding", "The tag segment padded with '='.", f"{h}..{i}.{c}.{t}=="),
+        ("encrypted-malformed-standard-base64", "'+' and '/' in the ciphertext.", f"{h}..{i}.+/{c[2:]}.{t}"),
+        (
+            "encrypted-malformed-noncanonical-tag",
+            "Non-zero unused bits in the tag's last character: a lax decoder reads the same bytes "
+            "and the tag would verify.",
+            f"{h}..{i}.{c}.{noncanonical_last(t)}",
+        ),
+        (
+            "encrypted-malformed-ciphertext-length",
+            "A ciphertext segment whose length modulo 4 is 1.",
+            f"{h}..{i}.{c + 'A' * ((1 - len(c)) % 4)}.{t}",
+        ),
+    ]:
+        add(vector(vector_id, description, tok, "malformed"))
+
+    # --- step 4: protected header JSON -----------------------------------------------------------
+    claims = claims_for("encrypted-malformed-header")
+    kid = A256GCM.kid.encode()
+    for vector_id, description, header in [
+        ("encrypted-malformed-header-not-json", "The protected header is not JSON.", b"{alg:dir}"),
+        ("encrypted-malformed-header-array", "The protected header is a JSON array.", b'["dir","A256GCM"]'),
+        (
+            "encrypted-malformed-header-duplicate-member",
+            "The protected header repeats enc.",
+            b'{"alg":"dir","enc":"A256GCM","typ":"mrtr-state+jwt","kid":"%s","enc":"A256GCM"}' % kid,
+        ),
+    ]:
+        add(
+            vector(
+                vector_id,
+                description,
+                jwe_assemble(ENCRYPTION_SECRET, header, claims, iv_for(vector_id)),
+                "malformed",
+            )
+        )
+
+    # --- step 5: protected header allowlist ------------------------------------------------------
+    for param, value in [
+        ("zip", "DEF"),
+        ("crit", ["exp"]),
+        ("cty", "JWT"),
+        ("jku", "https://attacker.example/jwks.json"),
+        ("iv", b64(bytes(12))),
+    ]:
+        vector_id = f"encrypted-unsupported-header-{param}"
+        add(
+            vector(
+                vector_id,
+                f"The protected header carries {param}.",
+                jwe_assemble(
+                    ENCRYPTION_SECRET,
+                    jwe_header_for(**{param: value}),
+                    claims_for(vector_id),
+                    iv_for(vector_id),
+                ),
+                "unsupported_header",
+            )
+        )
+
+    # --- step 6: alg and enc ----------------------------------------------------------------------
+    for label, changes in [
+        ("alg-a256kw", {"alg": "A256KW"}),
+        ("alg-hs256", {"alg": "HS256"}),
+        ("alg-missing", {"alg": None}),
+        ("enc-a128gcm", {"enc": "A128GCM"}),
+        ("enc-a256cbc-hs512", {"enc": "A256CBC-HS512"}),
+        ("enc-missing", {"enc": None}),
+    ]:
+        vector_id = f"encrypted-unsupported-header-{label}"
+        add(
+            vector(
+                vector_id,
+                f"The protected header has {', '.join(f'{k} {v!r}' for k, v in changes.items())} "
+                "(the content is AES-256-GCM regardless; it is never decrypted).",
+                jwe_assemble(
+                    ENCRYPTION_SECRET, jwe_header_for(**changes), claims_for(vector_id), iv_for(vector_id)
+                ),
+                "unsupported_header",
+            )
+        )
+
+    # --- step 7: typ --------------------------------------------------------------------------------
+    for label, typ in [
+        ("jwt", "JWT"),
+        ("application-prefix", "application/mrtr-state+jwt"),
+        ("missing", None),
+    ]:
+        vector_id = f"encrypted-wrong-type-{label}"
+        add(
+            vector(
+                vector_id,
+                f"typ is {typ!r}.",
+                jwe_assemble(
+                    ENCRYPTION_SECRET, jwe_header_for(typ=typ), claims_for(vector_id), iv_for(vector_id)
+                ),
+                "wrong_type",
+            )
+        )
+
+    # --- step 8: kid --------------------------------------------------------------------------------
+    add(
+        vector(
+            "encrypted-unknown-key",
+            "Encrypted with an A256GCM key that is in no verifier ring.",
+            jwe_assemble(
+                seed("unknown A256GCM key"),
+                jwe_header_for(kid=UNKNOWN_A256GCM.kid),
+                claims_for("encrypted-unknown-key"),
+                iv_for("encrypted-unknown-key"),
+            ),
+            "unknown_key",
+        )
+    )
+    add(
+        vector(
+            "encrypted-unknown-key-missing-kid",
+            "No kid.",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                {k: val for k, val in jwe_header_for().items() if k != "kid"},
+                claims_for("encrypted-unknown-key-missing-kid"),
+                iv_for("encrypted-unknown-key-missing-kid"),
+            ),
+            "unknown_key",
+        )
+    )
+    add(
+        vector(
+            "encrypted-unknown-key-numeric-kid",
+            "kid is a number.",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                jwe_header_for(kid=1),
+                claims_for("encrypted-unknown-key-numeric-kid"),
+                iv_for("encrypted-unknown-key-numeric-kid"),
+            ),
+            "unknown_key",
+        )
+    )
+
+    # --- step 9: the key's form matches the token's ---------------------------------------------------
+    add(
+        vector(
+            "encrypted-algorithm-mismatch-hs256-key",
+            "An encrypted token naming the HS256 secret, encrypted with that secret as the AES key: "
+            "a signing key never decrypts.",
+            jwe_assemble(
+                seed("HS256 key"),
+                jwe_header_for(kid=HS256.kid),
+                claims_for("encrypted-algorithm-mismatch-hs256-key"),
+                iv_for("encrypted-algorithm-mismatch-hs256-key"),
+            ),
+            "algorithm_mismatch",
+        )
+    )
+    public_x = base64.urlsafe_b64decode(EDDSA.public_jwk()["x"] + "=")
+    add(
+        vector(
+            "encrypted-algorithm-mismatch-eddsa-key",
+            "An encrypted token naming the Ed25519 key, encrypted with its public key bytes as the AES key.",
+            jwe_assemble(
+                public_x,
+                jwe_header_for(kid=EDDSA.kid),
+                claims_for("encrypted-algorithm-mismatch-eddsa-key"),
+                iv_for("encrypted-algorithm-mismatch-eddsa-key"),
+            ),
+            "algorithm_mismatch",
+        )
+    )
+    add(
+        vector(
+            "encrypted-algorithm-mismatch-signed-token-naming-encryption-key",
+            "A signed token (HS256) naming the A256GCM key, its HMAC keyed with the encryption key: "
+            "an encryption key never verifies a signature (signed form, step 9).",
+            assemble(
+                lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
+                {"alg": "HS256", "typ": TYP, "kid": A256GCM.kid},
+                claims_for("encrypted-algorithm-mismatch-signed-token-naming-encryption-key"),
+            ),
+            "algorithm_mismatch",
+        )
+    )
+    add(
+        vector(
+            "encrypted-unsupported-header-signed-token-alg-a256gcm",
+            "A signed token whose alg is A256GCM: not a signing algorithm (signed form, step 6).",
+            assemble(
+                lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
+                {"alg": "A256GCM", "typ": TYP, "kid": A256GCM.kid},
+                claims_for("encrypted-unsupported-header-signed-token-alg-a256gcm"),
+            ),
+            "unsupported_header",
+        )
+    )
+    add(
+        vector(
+            "encrypted-unsupported-header-signed-token-with-enc",
+            "A signed token whose header carries enc (signed form, step 5).",
+            assemble(
+                HS256,
+                header_for(HS256, enc="A256GCM"),
+                claims_for("encrypted-unsupported-header-signed-token-with-enc"),
+            ),
+            "unsupported_header",
+        )
+    )
+
+    # --- step 10: decryption --------------------------------------------------------------------------
+    h, i, c, t = encrypt_parts(
+        ENCRYPTION_SECRET, jwe_header_for(), claims_for("encrypted-bad-tag"), iv_for("encrypted-bad-tag")
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-changed",
+            "One character of the tag changed.",
+            f"{h}..{i}.{c}.{flip_char(t, 3)}",
+            "bad_signature",
+        )
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-ciphertext-changed",
+            "One character of the ciphertext changed.",
+            f"{h}..{i}.{flip_char(c, 10)}.{t}",
+            "bad_signature",
+        )
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-iv-changed",
+            "One character of the IV changed.",
+            f"{h}..{flip_char(i, 5)}.{c}.{t}",
+            "bad_signature",
+        )
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-truncated",
+            "The tag cut to its first 12 bytes (a valid GCM tag length elsewhere, not here).",
+            f"{h}..{i}.{c}.{b64(base64.urlsafe_b64decode(t + '==')[:12])}",
+            "bad_signature",
+        )
+    )
+    spaced = b64(json.dumps(jwe_header_for()).encode())
+    add(
+        vector(
+            "encrypted-bad-tag-header-respelled",
+            "The protected header re-encoded with spaces (same members): the AAD is the segment as "
+            "received, so the tag no longer verifies.",
+            f"{spaced}..{i}.{c}.{t}",
+            "bad_signature",
+        )
+    )
+    add(
+        vector(
+            "encrypted-bad-tag-wrong-key",
+            "Encrypted with another AES key under the ring key's kid.",
+            jwe_assemble(
+                seed("unknown A256GCM key"),
+                jwe_header_for(),
+                claims_for("encrypted-bad-tag-wrong-key"),
+                iv_for("encrypted-bad-tag-wrong-key"),
+            ),
+            "bad_signature",
+        )
+    )
+    for label, iv in [
+        ("iv-8-bytes", iv_for("encrypted-bad-tag-iv-8-bytes")[:8]),
+        ("iv-16-bytes", iv_for("encrypted-bad-tag-iv-16-bytes") + bytes(4)),
+    ]:
+        vector_id = f"encrypted-bad-tag-{label}"
+        add(
+            vector(
+                vector_id,
+                f"Correctly encrypted with an IV of {len(iv)} bytes: the profile's IV is 12 bytes.",
+                jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), claims_for(vector_id), iv),
+                "bad_signature",
+            )
+        )
+
+    # --- step 11: the decrypted claims JSON -------------------------------------------------------------
+    base_claims = compact(claims_for("encrypted-malformed-claims"))
+    for vector_id, description, plaintext in [
+        ("encrypted-malformed-claims-not-json", "The plaintext is not JSON.", b"not json"),
+        (
+            "encrypted-malformed-claims-duplicate-member",
+            "The plaintext repeats sub.",
+            base_claims.replace(b'"sub":"alice"', b'"sub":"alice","sub":"alice"'),
+        ),
+        (
+            "encrypted-malformed-claims-invalid-utf8",
+            "The plaintext is not valid UTF-8.",
+            base_claims.replace(b"confirm", b"conf\xffrm"),
+        ),
+        ("encrypted-malformed-claims-array", "The plaintext is a JSON array.", b"[1]"),
+    ]:
+        add(
+            vector(
+                vector_id,
+                description,
+                jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), plaintext, iv_for(vector_id)),
+                "malformed",
+            )
+        )
+
+    # --- steps 12 to 19: the claim steps, unchanged -------------------------------------------------------
+    for vector_id, description, changes, reason, inputs in [
+        (
+            "encrypted-malformed-extra-claim",
+            "A claim outside the closed set (nbf).",
+            {"nbf": IAT},
+            "malformed",
+            {},
+        ),
+        (
+            "encrypted-malformed-aud-array",
+            "aud as an array.",
+            {"aud": [f"tools/call:{TOOL}"]},
+            "malformed",
+            {},
+        ),
+        (
+            "encrypted-lifetime-too-long",
+            "A lifetime of 3600 s.",
+            {"exp": IAT + 3600},
+            "lifetime_too_long",
+            {},
+        ),
+        (
+            "encrypted-issued-in-future",
+            "iat one second ahead of now.",
+            {"iat": NOW + 1, "exp": NOW + 1 + TTL},
+            "issued_in_future",
+            {},
+        ),
+        (
+            "encrypted-expired-at-exp",
+            "now = exp: refused from the 600th second.",
+            {},
+            "expired",
+            {"now": IAT + TTL},
+        ),
+        (
+            "encrypted-wrong-issuer",
+            "Minted by another issuer sharing the key.",
+            {"iss": "https://other.example.com"},
+            "wrong_issuer",
+            {},
+        ),
+        ("encrypted-wrong-user", "Presented by another user.", {}, "wrong_user", {"user": "mallory"}),
+        ("encrypted-wrong-tool", "Presented to another tool.", {}, "wrong_tool", {"tool": "delete_repo"}),
+        (
+            "encrypted-wrong-request",
+            "Presented with other arguments.",
+            {},
+            "wrong_request",
+            {"arguments": {"branch": "main", "force": True}},
+        ),
+    ]:
+        add(vector(vector_id, description, enc_token(vector_id, **changes), reason, **inputs))
+
+    # --- order: several steps fail, the first decides ----------------------------------------------------
+    def order(vector_id: str, description: str, tok: str, reason: str, **inputs: Any) -> None:
+        add(vector(vector_id, description, tok, reason, **inputs))
+
+    big = sized_enc_token("encrypted-order-size-before-segments", MAX_TOKEN_BYTES + 1)[0]
+    order(
+        "encrypted-order-size-before-segments", "Over the cap and six segments.", big + ".AAAA", "too_large"
+    )
+    zh, zi, zc, zt = encrypt_parts(
+        ENCRYPTION_SECRET,
+        jwe_header_for(zip="DEF"),
+        claims_for("encrypted-order-segments-before-allowlist"),
+        iv_for("encrypted-order-segments-before-allowlist"),
+    )
+    order(
+        "encrypted-order-segments-before-allowlist",
+        "A non-empty encrypted-key segment, and zip in the header.",
+        f"{zh}.{b64(bytes(40))}.{zi}.{zc}.{zt}",
+        "malformed",
+    )
+    order(
+        "encrypted-order-canonical-before-allowlist",
+        "A non-canonical tag, and zip in the header.",
+        f"{zh}..{zi}.{zc}.{noncanonical_last(zt)}",
+        "malformed",
+    )
+    order(
+        "encrypted-order-allowlist-before-type",
+        "zip in the header, and typ JWT.",
+        jwe_assemble(
+            ENCRYPTION_SECRET,
+            jwe_header_for(zip="DEF", typ="JWT"),
+            claims_for("encrypted-order-allowlist-before-type"),
+            iv_for("encrypted-order-allowlist-before-type"),
+        ),
+        "unsupported_header",
+    )
+    order(
+        "encrypted-order-enc-before-type",
+        "enc A128GCM, and typ JWT.",
+        jwe_assemble(
+            ENCRYPTION_SECRET,
+            jwe_header_for(enc="A128GCM", typ="JWT"),
+            claims_for("encrypted-order-enc-before-type"),
+            iv_for("encrypted-order-enc-before-type"),
+        ),
+        "unsupported_header",
+    )
+    order(
+        "encrypted-order-type-before-key",
+        "typ JWT, and a kid in no ring.",
+        jwe_assemble(
+            seed("unknown A256GCM key"),
+            jwe_header_for(kid=UNKNOWN_A256GCM.kid, typ="JWT"),
+            claims_for("encrypted-order-type-before-key"),
+            iv_for("encrypted-order-type-before-key"),
+        ),
+        "wrong_type",
+    )
+    mh, mi, mc, mt = encrypt_parts(
+        seed("HS256 key"),
+        jwe_header_for(kid=HS256.kid),
+        claims_for("encrypted-order-key-form-before-decryption"),
+        iv_for("encrypted-order-key-form-before-decryption"),
+    )
+    order(
+        "encrypted-order-key-form-before-decryption",
+        "Names the HS256 key, and the tag is changed.",
+        f"{mh}..{mi}.{mc}.{flip_char(mt, 3)}",
+        "algorithm_mismatch",
+    )
+    th, ti, tc, tt = encrypt_parts(
+        ENCRYPTION_SECRET,
+        jwe_header_for(),
+        claims_for("encrypted-order-decryption-before-claims", sub="mallory", exp=IAT + 3600),
+        iv_for("encrypted-order-decryption-before-claims"),
+    )
+    order(
+        "encrypted-order-decryption-before-claims",
+        "The tag is changed, and the claims are for another user with a 3600 s lifetime.",
+        f"{th}..{ti}.{tc}.{flip_char(tt, 3)}",
+        "bad_signature",
+    )
+    order(
+        "encrypted-order-claims-json-before-claims",
+        "The plaintext repeats sub, and the token has expired.",
+        jwe_assemble(
+            ENCRYPTION_SECRET,
+            jwe_header_for(),
+            compact(claims_for("encrypted-order-claims-json-before-claims")).replace(
+                b'"sub":"alice"', b'"sub":"alice","sub":"alice"'
+            ),
+            iv_for("encrypted-order-claims-json-before-claims"),
+        ),
+        "malformed",
+        now=IAT + TTL,
+    )
+    order(
+        "encrypted-order-expired-before-user",
+        "Expired, and presented by another user.",
+        enc_token("encrypted-order-expired-before-user"),
+        "expired",
+        now=IAT + TTL,
+        user="mallory",
+    )
+    order(
+        "encrypted-order-user-before-tool",
+        "Another user and another tool.",
+        enc_token("encrypted-order-user-before-tool"),
+        "wrong_user",
+        user="mallory",
+        tool="delete_repo",
+    )
+    return v
+
+
+def encryption_keys() -> dict[str, Any]:
+    """The members keys.json gains for the encrypted form (new names: old readers are unaffected)."""
+    return {
+        "a256gcm": A256GCM.private_jwk(),
+        "encrypted_verifier_jwks": {
+            "keys": [k.private_jwk() if k.alg != "EdDSA" else k.public_jwk() for k in ENCRYPTED_VERIFIER]
+        },
+    }
+
+
+def encrypted_document() -> dict[str, Any]:
+    return {
+        "version": VERSION,
+        "defaults": {"issuer": ISSUER, "max_lifetime": 600, "leeway": 0, "max_token_bytes": MAX_TOKEN_BYTES},
+        "vectors": encrypted_vectors(),
+    }
+
+
+# --- invalid Ed25519 public keys (section 7.2) ------------------------------------------------------
+# Plain integer arithmetic on the curve (RFC 8032, section 5.1), written here independently of the
+# library's check, to find the encodings every implementation must refuse at load.
+P = 2**255 - 19
+D = (-121665 * pow(121666, P - 2, P)) % P
+SQRT_M1 = pow(2, (P - 1) // 4, P)
+L = 2**252 + 27742317777372353535851937790883648493  # the order of the base point
+
+
+def recover_x(y: int, sign: int) -> int | None:
+    if y >= P:
+        return None
+    x2 = (y * y - 1) * pow(D * y * y + 1, P - 2, P) % P
+    if x2 == 0:
+        return None if sign else 0
+    x = pow(x2, (P + 3) // 8, P)
+    if (x * x - x2) % P != 0:
+        x = x * SQRT_M1 % P
+    if (x * x - x2) % P != 0:
+        return None
+    return P - x if (x & 1) != sign else x
+
+
+def edwards_add(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    (x1, y1), (x2, y2) = a, b
+    t = D * x1 * x2 * y1 * y2 % P
+    x3 = (x1 * y2 + x2 * y1) * pow(1 + t, P - 2, P) % P
+    y3 = (y1 * y2 + x1 * x2) * pow(1 - t, P - 2, P) % P
+    return x3, y3
+
+
+def edwards_mul(k: int, point: tuple[int, int]) -> tuple[int, int]:
+    result, addend = (0, 1), point
+    while k:
+        if k & 1:
+            result = edwards_add(result, addend)
+        addend = edwards_add(addend, addend)
+        k >>= 1
+    return result
+
+
+def point_order(point: tuple[int, int]) -> int:
+    order, q = 1, point
+    while q != (0, 1):
+        q, order = edwards_add(q, point), order + 1
+    return order
+
+
+def encode_point(y: int, sign: int) -> bytes:
+    return (y | (sign << 255)).to_bytes(32, "little")
+
+
+def torsion_points() -> list[tuple[int, int]]:
+    """The 8 points of small order: [L]Q for points Q until all 8 have appeared."""
+    found: set[tuple[int, int]] = set()
+    y = 2
+    while len(found) < 8:
+        x = recover_x(y, 0)
+        if x is not None:
+            found.add(edwards_mul(L, (x, y)))
+        y += 1
+    return sorted(found, key=lambda q: (point_order(q), q[1], q[0] & 1))
+
+
+def invalid_key_vectors() -> list[dict[str, Any]]:
+    def entry(vector_id: str, description: str, x: bytes) -> dict[str, Any]:
+        jwk = {"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": vector_id, "x": b64(x)}
+        return {"id": vector_id, "description": description, "jwk": jwk}
+
+    out: list[dict[str, Any]] = []
+    names = {1: "identity", 2: "order-2", 4: "order-4", 8: "order-8"}
+    counts: dict[int, int] = {}
+    for x, y in torsion_points():
+        order = point_order((x, y))
+        counts[order] = counts.get(order, 0) + 1
+        label = names[order] + ("" if order <= 2 else f"-{counts[order]}")
+        out.append(
+            entry(
+                f"small-order-{label}",
+                f"The canonical encoding of a point of order {order}: a constant signature verifies "
+                "for many messages under it.",
+                encode_point(y, x & 1),
+            )
+        )
+    # The points whose y + p still fits in 255 bits (y = 0, 1) have a second encoding with y >= p.
+    for y, what in ((0, "an order-4 point (y = 0)"), (1, "the identity (y = 1)")):
+        for sign in (0, 1):
+            out.append(
+                entry(
+                    f"non-canonical-y-{y}-plus-p-sign-{sign}",
+                    f"y = p + {y} with sign bit {sign}: a non-canonical encoding (y >= p) of {what}.",
+                    encode_point(P + y, sign),
+                )
+            )
+    for y, what in ((1, "identity"), (P - 1, "order-2 point")):
+        out.append(
+            entry(
+                f"sign-bit-set-on-x-zero-{'identity' if y == 1 else 'order-2'}",
+                f"The {what} (x = 0) with the sign bit set: RFC 8032 5.1.3 refuses x = 0 with sign 1.",
+                encode_point(y, 1),
+            )
+        )
+    for k in range(2, 19):
+        x = recover_x(k, 0)
+        if x is not None and point_order_is_large((x, k)):
+            out.append(
+                entry(
+                    "non-canonical-large-order",
+                    f"y = p + {k}: a non-canonical encoding (y >= p) of a point of large order "
+                    f"(y = {k} is its canonical encoding).",
+                    encode_point(P + k, 0),
+                )
+            )
+            break
+    y = 2
+    while recover_x(y, 0) is not None:
+        y += 1
+    out.append(
+        entry(
+            "not-on-curve",
+            f"y = {y}: no x satisfies the curve equation, so this is not a point.",
+            encode_point(y, 0),
+        )
+    )
+    out.append(entry("length-31-bytes", "x of 31 bytes.", b"\x11" * 31))
+    out.append(entry("length-33-bytes", "x of 33 bytes.", b"\x11" * 33))
+    return out
+
+
+def point_order_is_large(point: tuple[int, int]) -> bool:
+    q = point
+    for _ in range(3):
+        q = edwards_add(q, q)
+    return q != (0, 1)
 
 
 def documents() -> dict[str, Any]:
@@ -1329,18 +2427,33 @@ def documents() -> dict[str, Any]:
         "eddsa_public": EDDSA.public_jwk(),
         "verifier_jwks": {"keys": [HS256.private_jwk(), EDDSA.public_jwk()]},
         "unknown": UNKNOWN_KEY.private_jwk(),
+        **encryption_keys(),
     }
     tokens = {
         "version": VERSION,
-        "defaults": {"issuer": ISSUER, "max_lifetime": 600, "leeway": 0, "max_token_bytes": MAX_TOKEN_BYTES},
+        "defaults": {
+            "issuer": ISSUER,
+            "max_lifetime": 600,
+            "leeway": 0,
+            "max_token_bytes": MAX_TOKEN_BYTES,
+            "require_arguments": False,
+        },
         "vectors": token_vectors(),
     }
     arguments = {"version": VERSION, "vectors": argument_vectors()}
-    return {"keys.json": keys, "tokens.json": tokens, "arguments.json": arguments}
+    invalid_keys = {"version": VERSION, "vectors": invalid_key_vectors()}
+    return {
+        "keys.json": keys,
+        "tokens.json": tokens,
+        "arguments.json": arguments,
+        "encrypted.json": encrypted_document(),
+        "invalid-keys.json": invalid_keys,
+    }
 
 
 def render(document: Any) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(with_literals(document), indent=2, ensure_ascii=False) + "\n"
+    return re.sub(r'"@@literal:([^"@]+)@@"', r"\1", text)
 
 
 def main(argv: list[str] | None = None) -> int:

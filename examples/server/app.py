@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import socket
 import sys
 from collections.abc import Mapping, Sequence
@@ -22,10 +23,14 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import AnyHttpUrl
 
 from mrtr_state import Keyring, KeyringError, MemoryReplayStore, StateSealer, audience
+from mrtr_state.key_source import KeySource
 from mrtr_state.mcp import StateBoundary, ToolRefusal
+from mrtr_state.reloading import DEFAULT_KEYS_FILE_VARIABLE, ReloadingKeyring
+from mrtr_state.remote_jwks import RemoteJWKS
 from server.accounts import EXAMPLE_TOKENS, SCOPE, StaticTokenVerifier
 from server.conformance import add_conformance_fixtures
 from server.git_tools import GitHost, add_git_tools, example_host
+from server.jwks import JWKS_PATH, publish_jwks
 from server.trips import Airline, add_trip_tools
 
 #: The issuer (``iss``) the example seals with unless told otherwise.
@@ -48,7 +53,9 @@ def build_server(
 ) -> MCPServer:
     """The example server: bearer-token users, ``delete_branch`` and ``book_trip``.
 
-    A ``delete_branch`` state is single use, so ``sealer`` needs a replay store.
+    The states of both tools are single use, so ``sealer`` needs a replay store:
+    the round that acts (the confirmed delete, the seat that books) must happen
+    once per state, or one state would delete or book once per presentation.
     """
     server = MCPServer(
         "mrtr-state-example",
@@ -64,10 +71,14 @@ def build_server(
     StateBoundary(
         sealer,
         tool_refusal=tool_refusal,
-        single_use={audience(tool="delete_branch")},
+        # The acting rounds: a confirmed delete, and book_trip's seat round, which
+        # books. book_trip's dates round only asks; single use is per target, so
+        # it is redeemed too, which costs one store write and nothing else.
+        single_use={audience(tool="delete_branch"), audience(tool="book_trip")},
     ).install(server)
     add_git_tools(server, host if host is not None else example_host())
     add_trip_tools(server, airline if airline is not None else Airline())
+    publish_jwks(server, sealer.ring)
     return server
 
 
@@ -94,7 +105,11 @@ def _positive(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python examples/server",
-        description="The mrtr-state example MCP server (Streamable HTTP). Keys come from MRTR_STATE_KEYS.",
+        description=(
+            "The mrtr-state example MCP server (Streamable HTTP). Keys come from the file named by "
+            f"{DEFAULT_KEYS_FILE_VARIABLE} (reread when it changes), else from MRTR_STATE_KEYS. "
+            f"Its Ed25519 public keys are published at {JWKS_PATH}."
+        ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: 0, a free port)")
@@ -114,6 +129,27 @@ def _parser() -> argparse.ArgumentParser:
         help="seal with a key generated at start-up, for development only (states die with the process)",
     )
     parser.add_argument(
+        "--dev-key-alg",
+        choices=("EdDSA", "HS256", "A256GCM"),
+        default="EdDSA",
+        help="the algorithm of the --dev-key: EdDSA (default) or HS256 sign the state, which the client "
+        "can read; A256GCM encrypts it (the profile's encrypted form)",
+    )
+    parser.add_argument(
+        "--jwks-url",
+        metavar="URL",
+        help="a verify-only replica: open states with the public JWKS at URL (another server's "
+        f"{JWKS_PATH}); it cannot seal, so it serves the retries that complete a request",
+    )
+    parser.add_argument(
+        "--jwks-refresh",
+        type=_positive,
+        default=300,
+        metavar="SECONDS",
+        help="with --jwks-url: fetch the JWKS this often (300); a new kid fetches at once, at most every "
+        "min(30, SECONDS) seconds",
+    )
+    parser.add_argument(
         "--conformance",
         action="store_true",
         help="serve the MCP conformance suite's fixtures instead, without authentication",
@@ -121,8 +157,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _keys(dev_key: bool) -> Keyring:
-    if dev_key:
+def _keys(args: argparse.Namespace) -> KeySource:
+    if args.jwks_url:
+        return RemoteJWKS.load(args.jwks_url, refresh_interval=args.jwks_refresh)
+    if args.dev_key:
         print(
             "example server: WARNING: --dev-key: sealing with an EPHEMERAL key generated now. "
             "Every requestState dies with this process and no other replica can open it. "
@@ -130,7 +168,11 @@ def _keys(dev_key: bool) -> Keyring:
             file=sys.stderr,
             flush=True,
         )
-        return Keyring.generate("EdDSA")
+        return Keyring.generate(args.dev_key_alg)
+    if os.environ.get(DEFAULT_KEYS_FILE_VARIABLE, "").strip():
+        ring = ReloadingKeyring.from_env()
+        ring.reload_on_signal()  # kill -HUP rereads the file at once
+        return ring
     return Keyring.from_env()
 
 
@@ -139,10 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        ring = _keys(args.dev_key)
+        ring = _keys(args)
     except KeyringError as exc:
         print(f"example server: {exc}", file=sys.stderr)
-        print("example server: or start it with --dev-key for an ephemeral development key", file=sys.stderr)
+        if not args.jwks_url:
+            print("example server: or start it with --dev-key for an ephemeral key", file=sys.stderr)
         return 2
     sealer = StateSealer(
         ring,
@@ -171,6 +214,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     port = sock.getsockname()[1]
     shown_host = f"[{args.host}]" if family == socket.AF_INET6 else args.host
     mode = "conformance fixtures" if args.conformance else "delete_branch, book_trip"
+    if ring.keys[0].alg == "A256GCM":
+        mode += ", encrypted states"
+    if args.jwks_url:
+        mode += f"; verify-only, keys from {args.jwks_url}"
     print(
         f"example server: listening on http://{shown_host}:{port}/mcp ({mode}, ttl {args.ttl} s)", flush=True
     )

@@ -1,7 +1,8 @@
 """Keys and key rings (profile, section 7).
 
-A :class:`Key` is one HS256 secret or one Ed25519 key pair (or its public half),
-loaded from a JWK (RFC 7517, RFC 8037) or generated. A :class:`Keyring` is an
+A :class:`Key` is one HS256 secret, one Ed25519 key pair (or its public half), or
+one A256GCM encryption key of the encrypted form (profile, section 3.6), loaded
+from a JWK (RFC 7517, RFC 8037) or generated. A :class:`Keyring` is an
 ordered set of keys: the first one signs, every one verifies, each is found by its
 ``kid``. Keys and rings are immutable; rotation builds a new ring.
 
@@ -23,22 +24,43 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar, Final, Literal
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
     Ed25519PublicKey,
 )
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from jwt.algorithms import HMACAlgorithm
 
 from mrtr_state import _b64, _json
+from mrtr_state._ed25519 import public_key_problem
 from mrtr_state.errors import KeyringError
 
-__all__ = ["ALGORITHMS", "DEFAULT_KEYS_VARIABLE", "MIN_SECRET_BYTES", "Algorithm", "Key", "Keyring"]
+__all__ = [
+    "ALGORITHMS",
+    "DEFAULT_KEYS_VARIABLE",
+    "ENCRYPTION_ALGORITHM",
+    "KEY_ALGORITHMS",
+    "MIN_SECRET_BYTES",
+    "A256GCMKey",
+    "Algorithm",
+    "Key",
+    "KeyAlgorithm",
+    "Keyring",
+]
 
 #: The algorithms of the profile (section 3.1). ``Ed25519`` (RFC 9864) is not one.
 Algorithm = Literal["HS256", "EdDSA"]
 ALGORITHMS: Final[tuple[Algorithm, ...]] = ("HS256", "EdDSA")
+
+#: The algorithm of an encryption key: the encrypted form's ``enc`` (profile, 3.6).
+ENCRYPTION_ALGORITHM: Final = "A256GCM"
+#: What a key's ``alg`` can be: a signing algorithm, or ``A256GCM`` for an encryption key.
+KeyAlgorithm = Literal["HS256", "EdDSA", "A256GCM"]
+KEY_ALGORITHMS: Final[tuple[KeyAlgorithm, ...]] = ("HS256", "EdDSA", "A256GCM")
+#: The length of an A256GCM key, in bytes: exactly 256 bits (profile, section 7.6).
+ENCRYPTION_KEY_BYTES: Final = 32
 
 #: The shortest HS256 secret the profile allows, in bytes (section 7.1).
 MIN_SECRET_BYTES: Final = 32
@@ -95,7 +117,7 @@ class Key:
 
     __slots__ = ("_kid", "_private", "_public", "_secret")
 
-    alg: ClassVar[Algorithm]
+    alg: ClassVar[KeyAlgorithm]
     _kid: str
 
     def __init__(self) -> None:
@@ -125,15 +147,18 @@ class Key:
 
     @classmethod
     def generate(cls, alg: str, *, kid: str | None = None) -> Key:
-        """Generate a new key: 32 random bytes for HS256, a new key pair for EdDSA.
+        """Generate a new key of ``alg``: ``"HS256"``, ``"EdDSA"`` or ``"A256GCM"``.
 
-        ``kid`` defaults to the RFC 7638 thumbprint of the key.
+        32 random bytes for HS256, a new key pair for EdDSA, 32 random bytes for an
+        A256GCM encryption key (the encrypted form). ``kid`` defaults to the RFC 7638 thumbprint of the key.
         """
         if alg == "HS256":
             return HS256Key._make(os.urandom(MIN_SECRET_BYTES), kid)
         if alg == "EdDSA":
             return EdDSAKey._make(Ed25519PrivateKey.generate(), None, kid)
-        raise KeyringError(f"unsupported algorithm {alg!r}; the profile allows {', '.join(ALGORITHMS)}")
+        if alg == ENCRYPTION_ALGORITHM:
+            return A256GCMKey._make(os.urandom(ENCRYPTION_KEY_BYTES), kid)
+        raise KeyringError(f"unsupported algorithm {alg!r}; the profile allows {', '.join(KEY_ALGORITHMS)}")
 
     @classmethod
     def from_secret(cls, secret: bytes, *, kid: str | None = None) -> Key:
@@ -146,23 +171,30 @@ class Key:
     def from_jwk(cls, jwk: Mapping[str, Any] | str) -> Key:
         """Load one key from a JWK (a mapping or its JSON text).
 
-        Accepted: ``{"kty": "oct", "k": ...}`` for HS256 (``k`` of at least 32 bytes)
-        and ``{"kty": "OKP", "crv": "Ed25519", "x": ..., "d": ...}`` for EdDSA
-        (``d`` absent for a verify-only public key). ``alg``, if present, must match;
-        ``use``, if present, must be ``sig``; ``kid`` defaults to the RFC 7638
-        thumbprint. Base64url members must be canonical and unpadded.
+        Accepted: ``{"kty": "oct", "k": ...}`` for HS256 (``k`` of at least 32 bytes),
+        ``{"kty": "OKP", "crv": "Ed25519", "x": ..., "d": ...}`` for EdDSA (``d``
+        absent for a verify-only public key), and ``{"kty": "oct", "alg": "A256GCM",
+        "k": ...}`` for an encryption key (``k`` exactly 32 bytes; ``alg`` required).
+        ``alg``, if present, must match; ``use``, if present, must be ``sig`` for a
+        signing key and ``enc`` for an encryption key; ``kid`` defaults to the RFC
+        7638 thumbprint. Base64url members must be canonical and unpadded.
         """
         if isinstance(jwk, str):
             jwk = _parse_json(jwk, "a JWK")
         if not isinstance(jwk, Mapping):
             raise KeyringError("a JWK must be a JSON object")
         kty = jwk.get("kty")
+        if kty == "oct" and jwk.get("alg") == ENCRYPTION_ALGORITHM:
+            return A256GCMKey._from_jwk(jwk)
         if jwk.get("use", "sig") != "sig":
-            raise KeyringError("a JWK for this profile must have use 'sig' (or no 'use' member)")
+            raise KeyringError(
+                "a signing JWK must have use 'sig' (or no 'use' member); "
+                "an encryption JWK has alg 'A256GCM' and use 'enc'"
+            )
         kid = None if jwk.get("kid") is None else _check_kid(jwk.get("kid"))
         if kty == "oct":
             if jwk.get("alg", "HS256") != "HS256":
-                raise KeyringError("an 'oct' JWK must be for alg HS256")
+                raise KeyringError("an 'oct' JWK must be for alg HS256 (or A256GCM for an encryption key)")
             return HS256Key._make(_member_bytes(jwk, "k"), kid)
         if kty == "OKP":
             if jwk.get("crv") != "Ed25519":
@@ -265,6 +297,11 @@ class EdDSAKey(Key):
         else:
             if x is None:
                 raise KeyringError("an Ed25519 key needs its private or its public half")
+            # Profile 7.2: a canonical point of large order, checked at load, so a
+            # small-order key (which a constant signature verifies under) never enters a ring.
+            problem = public_key_problem(x)
+            if problem is not None:
+                raise KeyringError(problem)
             try:
                 public = Ed25519PublicKey.from_public_bytes(x)
             except ValueError:
@@ -320,6 +357,83 @@ class EdDSAKey(Key):
         except InvalidSignature:
             return False
         return True
+
+
+class A256GCMKey(Key):
+    """A 256-bit AES-GCM key for the encrypted form (``kty: oct``, ``alg: A256GCM``).
+
+    It mints and opens tokens of the encrypted form (profile, section 3.6): a JWE
+    with ``"alg": "dir"`` and ``"enc": "A256GCM"``. It never signs or verifies a JWS,
+    and it is never published: whoever holds it can read and mint tokens.
+    """
+
+    __slots__ = ("_aead",)
+    alg: ClassVar[KeyAlgorithm] = "A256GCM"
+    _secret: bytes
+    _aead: AESGCM
+
+    @classmethod
+    def _make(cls, secret: bytes, kid: str | None) -> A256GCMKey:
+        if len(secret) != ENCRYPTION_KEY_BYTES:
+            raise KeyringError(
+                f"an A256GCM key must be exactly {ENCRYPTION_KEY_BYTES} random bytes, this one has "
+                f"{len(secret)}; make one with `mrtr-state keygen --alg A256GCM`"
+            )
+        key = object.__new__(cls)
+        object.__setattr__(key, "_secret", secret)
+        object.__setattr__(key, "_aead", AESGCM(secret))
+        object.__setattr__(key, "_kid", _check_kid(kid) if kid is not None else key.thumbprint())
+        return key
+
+    @classmethod
+    def _from_jwk(cls, jwk: Mapping[str, Any]) -> A256GCMKey:
+        """Load ``{"kty": "oct", "alg": "A256GCM", "use": "enc", "k": ..., "kid": ...}``."""
+        if jwk.get("use", "enc") != "enc":
+            raise KeyringError("an A256GCM JWK must have use 'enc' (or no 'use' member)")
+        kid = None if jwk.get("kid") is None else _check_kid(jwk.get("kid"))
+        return cls._make(_member_bytes(jwk, "k"), kid)
+
+    @property
+    def can_sign(self) -> bool:
+        """Always true: whoever holds an encryption key can mint (encrypt) tokens."""
+        return True
+
+    def thumbprint(self) -> str:
+        """The RFC 7638 thumbprint over ``{"k", "kty"}``, as for an HS256 secret."""
+        return _thumbprint({"k": _b64.encode(self._secret), "kty": "oct"})
+
+    def public_jwk(self) -> dict[str, str]:
+        """Refuse: an encryption key is never published."""
+        raise KeyringError(f"key {self._kid!r} is an A256GCM encryption key, which has no public JWK")
+
+    def private_jwk(self) -> dict[str, str]:
+        """The ``oct`` JWK with ``alg: A256GCM``, ``use: enc`` and the key in ``k``."""
+        return {
+            "kty": "oct",
+            "alg": "A256GCM",
+            "use": "enc",
+            "kid": self._kid,
+            "k": _b64.encode(self._secret),
+        }
+
+    def sign(self, message: bytes) -> bytes:
+        """Refuse: an encryption key never signs a JWS (profile, section 9.10)."""
+        raise KeyringError(f"key {self._kid!r} is an A256GCM encryption key and does not sign")
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        """Always false: an encryption key never verifies a JWS."""
+        return False
+
+    def encrypt(self, iv: bytes, plaintext: bytes, aad: bytes) -> bytes:
+        """AES-256-GCM: the ciphertext followed by the 16-byte tag."""
+        return self._aead.encrypt(iv, plaintext, aad)
+
+    def decrypt(self, iv: bytes, data: bytes, aad: bytes) -> bytes | None:
+        """The plaintext of ``data`` (ciphertext then tag), or ``None`` if the tag does not verify."""
+        try:
+            return self._aead.decrypt(iv, data, aad)
+        except InvalidTag:
+            return None
 
 
 def _member_bytes(jwk: Mapping[str, Any], name: str) -> bytes:
@@ -403,7 +517,7 @@ class Keyring:
 
     @classmethod
     def generate(cls, alg: str, *, kid: str | None = None) -> Keyring:
-        """A ring of one newly generated key (``"HS256"`` or ``"EdDSA"``)."""
+        """A ring of one newly generated key (``"HS256"``, ``"EdDSA"`` or ``"A256GCM"``)."""
         return cls([Key.generate(alg, kid=kid)])
 
     @classmethod
@@ -423,6 +537,10 @@ class Keyring:
 
         The value is a JWKS or a single JWK as JSON, or one HS256 secret written in
         base64 or base64url (padding optional) that decodes to at least 32 bytes.
+        A secret that is one byte, or a pattern of at most 8 bytes, repeated is
+        refused as obviously not random (profile, section 7.1). An A256GCM
+        encryption key comes as a JWK or in a JWKS (``"alg": "A256GCM"``); a bare
+        secret is always an HS256 key.
         """
         env = os.environ if environ is None else environ
         value = env.get(name, "").strip()
@@ -443,10 +561,20 @@ class Keyring:
                 f"the environment variable {name} holds a secret of {len(secret)} bytes; HS256 needs "
                 f"at least {MIN_SECRET_BYTES} random bytes: {_KEYGEN_ADVICE}"
             )
+        period = _repeat_period(secret)
+        if period is not None:
+            raise KeyringError(
+                f"the environment variable {name} holds a secret that is "
+                + ("one byte repeated" if period == 1 else f"a pattern of {period} bytes repeated")
+                + f", not random bytes; {_KEYGEN_ADVICE}"
+            )
         return cls([Key.from_secret(secret)])
 
     def public_jwks(self) -> dict[str, list[dict[str, str]]]:
-        """The JWKS of the Ed25519 public keys, for verify-only replicas. HS256 secrets are left out."""
+        """The JWKS of the Ed25519 public keys, for verify-only replicas.
+
+        HS256 secrets and A256GCM encryption keys are secret and always left out.
+        """
         return {"keys": [key.public_jwk() for key in self._keys if key.alg == "EdDSA"]}
 
     def private_jwks(self) -> dict[str, list[dict[str, str]]]:
@@ -462,6 +590,23 @@ class Keyring:
         if kid not in self._by_kid:
             raise KeyringError(f"the ring has no key {kid!r}")
         return Keyring(key for key in self._keys if key.kid != kid)
+
+
+#: The longest repeated pattern the environment's secret form refuses (profile, 7.1).
+_MAX_REFUSED_PERIOD: Final = 8
+
+
+def _repeat_period(secret: bytes) -> int | None:
+    """The period of a secret that is a short pattern repeated (at most 8 bytes), else ``None``.
+
+    A human-chosen secret cannot be told from a random one in general; these are
+    the obvious placeholders (``aaaa...``, ``0000...``, ``abcabc...``), which no
+    random source of 32 bytes yields in practice.
+    """
+    for period in range(1, _MAX_REFUSED_PERIOD + 1):
+        if secret[period:] == secret[:-period]:
+            return period
+    return None
 
 
 def _secret_from_text(value: str, name: str) -> bytes:

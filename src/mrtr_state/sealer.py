@@ -1,9 +1,11 @@
 """The sealer: mint and open ``requestState`` tokens of the profile.
 
 :class:`StateSealer` ties the layers together: :mod:`~mrtr_state.keys` for keys,
-:mod:`~mrtr_state.jws` for the compact serialization and header, and
-:mod:`~mrtr_state.claims` for the claim set. It holds configuration only, so one
-sealer can be shared by every thread of a server.
+:mod:`~mrtr_state.jws` for the compact serialization and header (the signed form),
+:mod:`~mrtr_state.jwe` for the encrypted form, and :mod:`~mrtr_state.claims` for the
+claim set. The first key of the ring decides the form of new tokens; a token is
+opened by the form its segment count shows (three: signed, five: encrypted). It
+holds configuration only, so one sealer can be shared by every thread of a server.
 
 It implements rule AGT-18 of the Agent Wranglers agents-as-users playbook:
 https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state
@@ -12,15 +14,19 @@ https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-st
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from mrtr_state import _b64, _json, claims, jws
+from mrtr_state import _b64, _json, claims, jwe, jws
+from mrtr_state._observe import observed_open, observed_open_async, observed_seal
 from mrtr_state.canonical import arguments_digest
-from mrtr_state.errors import InvalidRequestState
-from mrtr_state.keys import SIGNATURE_BYTES, Key, Keyring
+from mrtr_state.errors import InvalidRequestState, KeyringError
+from mrtr_state.key_source import KeySource, is_key_source
+from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, A256GCMKey, Key, Keyring
+from mrtr_state.metrics import StateMetrics
 from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
 from mrtr_state.target import audience
 
@@ -32,6 +38,8 @@ __all__ = [
     "MAX_LEEWAY",
     "StateSealer",
 ]
+
+_logger = logging.getLogger(__name__)
 
 #: The default lifetime of a token, in seconds (profile, section 4).
 DEFAULT_TTL: Final = 600
@@ -68,7 +76,8 @@ class StateSealer:
     """Seal state into a ``requestState`` token, and open it on the retry.
 
     Args:
-        ring: the keys; the first signs, every key verifies.
+        ring: the keys; the first signs (or, an A256GCM key, encrypts), every key
+            opens the tokens of its own form.
         issuer: this server's identity, written to and required in ``iss``.
         ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
             when that is shorter).
@@ -83,22 +92,43 @@ class StateSealer:
             :meth:`open` and :meth:`open_async`, or an
             :class:`~mrtr_state.replay.AsyncReplayStore` for :meth:`open_async`
             only. Without one, ``consume=True`` is a configuration error.
+        require_arguments: require the argument binding (profile, section 5,
+            step 19): a token for a tool or a prompt without ``args_sha256`` is
+            refused with ``wrong_request``, and :meth:`seal` for a tool or a
+            prompt needs ``arguments`` (``{}`` for none). A resource read has no
+            arguments, so the requirement never applies to it. Default ``False``;
+            :meth:`open` can override it per call.
+        metrics: where every seal, open, refusal (by reason code and target
+            method), redemption and store outage is counted (see
+            :mod:`mrtr_state.metrics`): ``OpenTelemetryMetrics()`` or a plain
+            function ``(event, attributes)``. Default: not counted.
 
     A sealer holds no mutable state and is safe to share between threads.
+
+    ``ring`` may also be a key source whose keys change while the server runs
+    (:class:`~mrtr_state.remote_jwks.RemoteJWKS`,
+    :class:`~mrtr_state.reloading.ReloadingKeyring`; see :mod:`mrtr_state.key_source`):
+    each call then seals or opens with the keys the source holds at that moment.
     """
 
     __slots__ = (
         "_clock",
+        "_encrypted_headers",
         "_entropy",
+        "_generation",
         "_issuer",
         "_known_headers",
         "_leeway",
         "_max_lifetime",
         "_max_token_bytes",
+        "_metrics",
+        "_options",
         "_replay_async",
         "_replay_store",
+        "_require_arguments",
         "_ring",
         "_signing_header",
+        "_source",
         "_ttl",
     )
 
@@ -111,13 +141,19 @@ class StateSealer:
     _clock: Callable[[], float]
     _entropy: Callable[[int], bytes]
     _known_headers: dict[str, Key]
+    _encrypted_headers: dict[str, A256GCMKey]
     _replay_store: ReplayStore | AsyncReplayStore | None
     _replay_async: bool
+    _require_arguments: bool
     _signing_header: str
+    _source: KeySource
+    _metrics: StateMetrics | None
+    _options: dict[str, Any]
+    _generation: tuple[tuple[Key, ...], StateSealer] | None
 
     def __init__(
         self,
-        ring: Keyring,
+        ring: KeySource,
         *,
         issuer: str,
         ttl: int | None = None,
@@ -127,9 +163,18 @@ class StateSealer:
         clock: Callable[[], float] = time.time,
         entropy: Callable[[int], bytes] = os.urandom,
         replay_store: ReplayStore | AsyncReplayStore | None = None,
+        require_arguments: bool = False,
+        metrics: StateMetrics | None = None,
     ) -> None:
-        if not isinstance(ring, Keyring):
-            raise TypeError(f"ring must be a Keyring, not {type(ring).__name__}")
+        # Every keyword option, as given: a source whose keys change gets a sealer
+        # made with the same options for each generation of its keys (_current).
+        options = {name: value for name, value in locals().items() if name not in ("self", "ring")}
+        if not is_key_source(ring):
+            raise TypeError(f"ring must be a Keyring or a key source, not {type(ring).__name__}")
+        source, source_keys = ring, ring.keys
+        ring = ring if isinstance(ring, Keyring) else Keyring(source_keys)
+        if metrics is not None and not callable(metrics):
+            raise TypeError("metrics must be a callable (event, attributes), such as OpenTelemetryMetrics()")
         max_lifetime = _positive_int("max_lifetime", max_lifetime, 1)
         ttl = _positive_int("ttl", min(DEFAULT_TTL, max_lifetime) if ttl is None else ttl, 1)
         if ttl > max_lifetime:
@@ -138,7 +183,13 @@ class StateSealer:
             raise TypeError("clock and entropy must be callables")
         if replay_store is not None and not isinstance(replay_store, ReplayStore):
             raise TypeError("replay_store must have a redeem(key, *, expires_at) method")
+        if not isinstance(require_arguments, bool):
+            raise TypeError(f"require_arguments must be a bool, not {type(require_arguments).__name__}")
         settings = {
+            "_source": source,
+            "_generation": (source_keys, self),
+            "_options": options,
+            "_metrics": metrics,
             "_ring": ring,
             "_issuer": _non_empty("issuer", issuer),
             "_ttl": ttl,
@@ -149,11 +200,16 @@ class StateSealer:
             "_entropy": entropy,
             "_replay_store": replay_store,
             "_replay_async": is_async_store(replay_store),
+            "_require_arguments": require_arguments,
             # The exact header segments this ring's keys are minted with: a token
             # carrying one of them needs no header parsing (steps 4 to 9 hold by
             # construction). Any other header takes the full path.
-            "_known_headers": {jws.header_segment(key): key for key in ring},
-            "_signing_header": jws.header_segment(ring.keys[0]),
+            "_known_headers": {jws.header_segment(key): key for key in ring if key.alg in ALGORITHMS},
+            # The same for the encrypted form's protected headers (profile, 3.6).
+            "_encrypted_headers": {
+                jwe.header_segment(key): key for key in ring if isinstance(key, A256GCMKey)
+            },
+            "_signing_header": _minting_header(ring.keys[0]),
         }
         for name, value in settings.items():
             object.__setattr__(self, name, value)
@@ -167,13 +223,41 @@ class StateSealer:
     def __repr__(self) -> str:
         return (
             f"StateSealer(issuer={self._issuer!r}, ttl={self._ttl}, max_lifetime={self._max_lifetime}, "
-            f"leeway={self._leeway}, max_token_bytes={self._max_token_bytes}, ring={self._ring!r})"
+            f"leeway={self._leeway}, max_token_bytes={self._max_token_bytes}, ring={self._source!r})"
         )
 
     @property
-    def ring(self) -> Keyring:
-        """The key ring."""
-        return self._ring
+    def ring(self) -> KeySource:
+        """The key ring, or the key source given in its place."""
+        return self._source
+
+    @property
+    def metrics(self) -> StateMetrics | None:
+        """Where outcomes are counted, or ``None``."""
+        return self._metrics
+
+    def _current(self) -> StateSealer:
+        """The sealer for the keys the source holds now: this one, or one per generation.
+
+        A :class:`Keyring` never changes, so a sealer made with one is its own. For
+        a source whose keys change, a sealer of the current keys is made (with the
+        same options) when the ``keys`` tuple changes, so that everything derived
+        from the keys (the header fast path, the signing header) always belongs to
+        one generation and a removed key stops opening at once.
+        """
+        if self._source is self._ring:
+            return self
+        keys = self._source.keys
+        generation = self._generation
+        if generation is None or generation[0] is not keys:
+            try:
+                current = StateSealer(Keyring(keys), **self._options)
+            except KeyringError as exc:  # a source broke its contract: keep the last good keys
+                _logger.error("the key source %r gave keys that cannot be used: %s", self._source, exc)
+                current = self if generation is None else generation[1]
+            generation = (keys, current)
+            object.__setattr__(self, "_generation", generation)
+        return generation[1]
 
     @property
     def issuer(self) -> str:
@@ -191,10 +275,16 @@ class StateSealer:
         return self._max_token_bytes
 
     @property
+    def require_arguments(self) -> bool:
+        """Whether tokens for tools and prompts must carry the argument binding (step 19)."""
+        return self._require_arguments
+
+    @property
     def replay_store(self) -> ReplayStore | AsyncReplayStore | None:
         """The store ``consume=True`` redeems in, or ``None`` (then ``consume=True`` is an error)."""
         return self._replay_store
 
+    @observed_seal
     def seal(
         self,
         state: Any,
@@ -211,17 +301,28 @@ class StateSealer:
         ``arguments`` (the request's arguments object), the token also binds their
         digest, so it only opens on a retry with the same arguments.
 
-        The state is readable by the client: never put a secret in it.
+        With a signing key first in the ring the token is signed (a JWS), and the
+        client can read the state: never put a secret in it. With an A256GCM key
+        first it is encrypted (a JWE, profile section 3.6): the client sees the
+        header and the length only. Secrets still do not belong in the state.
 
         Raises:
             TypeError: the state holds a value that is not JSON (or a bad argument).
-            ValueError: the state is JSON the profile cannot carry exactly, or the
-                token would exceed the size cap.
+            ValueError: the state is JSON the profile cannot carry exactly, the
+                token would exceed the size cap, the arguments are unbindable
+                (an integer beyond 2**53 - 1, however written: pass such ids as
+                strings; profile 3.4), or the sealer requires the argument
+                binding and ``arguments`` is missing for a tool or prompt.
             KeyringError: the ring cannot sign (its first key is a public key).
         """
         aud = audience(tool=tool, prompt=prompt, resource=resource)
         user = _non_empty("user", user)
         _json.check_state(state)
+        if arguments is None and self._require_arguments and resource is None:
+            raise ValueError(
+                "this sealer requires the argument binding (require_arguments=True): pass the "
+                "request's arguments to seal (an empty dict when it has none)"
+            )
         digest = None if arguments is None else arguments_digest(arguments)
         key = self._ring.signing_key
         jti = _b64.encode(self._entropy(_JTI_BYTES))
@@ -238,6 +339,8 @@ class StateSealer:
             )
         )
         header = self._signing_header
+        if isinstance(key, A256GCMKey):
+            return self._encrypt(key, header, payload)
         size = len(header) + 2 + (len(payload) * 4 + 2) // 3 + (SIGNATURE_BYTES[key.alg] * 4 + 2) // 3
         if size > self._max_token_bytes:
             raise ValueError(
@@ -246,6 +349,17 @@ class StateSealer:
             )
         return jws.sign(key, header, payload)
 
+    def _encrypt(self, key: A256GCMKey, header: str, payload: bytes) -> str:
+        """The encrypted form of ``payload``, with a fresh random IV from ``entropy``."""
+        size = jwe.size(header, len(payload))
+        if size > self._max_token_bytes:
+            raise ValueError(
+                f"the sealed state would be {size} bytes, over the cap of "
+                f"{self._max_token_bytes}; keep less in requestState"
+            )
+        return jwe.encrypt(key, header, payload, self._entropy(jwe.IV_BYTES))
+
+    @observed_open
     def open(
         self,
         token: str,
@@ -256,6 +370,7 @@ class StateSealer:
         resource: str | None = None,
         arguments: Mapping[str, Any] | None = None,
         consume: bool = False,
+        require_arguments: bool | None = None,
     ) -> Any:
         """Verify a ``requestState`` token and return the state it carries.
 
@@ -264,7 +379,8 @@ class StateSealer:
         ring, within its lifetime. With ``consume=True`` the token is also
         redeemed in the sealer's replay store, after every other check, so it
         opens at most once (``replayed`` the second time, ``store_unavailable`` if
-        the store cannot answer). Every failure raises
+        the store cannot answer). ``require_arguments`` overrides the sealer's
+        setting for this call (``None`` keeps it). Every failure raises
         :class:`~mrtr_state.InvalidRequestState` with a reason code; no other
         exception escapes for any token.
 
@@ -273,7 +389,7 @@ class StateSealer:
             TypeError: ``consume=True`` with an async store (use :meth:`open_async`).
         """
         store = self._store_for(consume, awaiting=False)
-        valid = self._verify(token, user, tool, prompt, resource, arguments)
+        valid = self._verify(token, user, tool, prompt, resource, arguments, require_arguments)
         if store is not None:
             key, expires_at = self._redemption(valid)
             try:
@@ -287,6 +403,7 @@ class StateSealer:
             _settle(first)
         return valid["state"]
 
+    @observed_open_async
     async def open_async(
         self,
         token: str,
@@ -297,6 +414,7 @@ class StateSealer:
         resource: str | None = None,
         arguments: Mapping[str, Any] | None = None,
         consume: bool = False,
+        require_arguments: bool | None = None,
     ) -> Any:
         """:meth:`open` for async servers: the same checks, then an awaited redemption.
 
@@ -307,7 +425,7 @@ class StateSealer:
         Verification itself is CPU work of microseconds and is not offloaded.
         """
         store = self._store_for(consume, awaiting=True)
-        valid = self._verify(token, user, tool, prompt, resource, arguments)
+        valid = self._verify(token, user, tool, prompt, resource, arguments, require_arguments)
         if store is not None:
             key, expires_at = self._redemption(valid)
             try:
@@ -337,17 +455,23 @@ class StateSealer:
         prompt: str | None,
         resource: str | None,
         arguments: Mapping[str, Any] | None,
+        require_arguments: bool | None = None,
     ) -> dict[str, Any]:
         """Steps 1 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
+        required = self._require_arguments if require_arguments is None else require_arguments
         aud = audience(tool=tool, prompt=prompt, resource=resource)
         user = _non_empty("user", user)
-        header, payload, signature = jws.split(token, self._max_token_bytes)
-        key = self._known_headers.get(header)
-        if key is None:
-            key = jws.key_for_header(jws.decode_header(header), self._ring)
-        jws.verify_signature(key, header, payload, signature)
+        if jwe.is_encrypted(token, self._max_token_bytes):
+            decoded = self._decrypt(token)
+        else:
+            header, payload, signature = jws.split(token, self._max_token_bytes)
+            key = self._known_headers.get(header)
+            if key is None:
+                key = jws.key_for_header(jws.decode_header(header), self._ring)
+            jws.verify_signature(key, header, payload, signature)
+            decoded = jws.decode_payload(payload)
         return claims.validate(
-            jws.decode_payload(payload),
+            decoded,
             now=int(self._clock()),
             leeway=self._leeway,
             max_lifetime=self._max_lifetime,
@@ -355,7 +479,17 @@ class StateSealer:
             user=user,
             aud=aud,
             arguments=arguments,
+            # A resource read has no arguments (profile, 3.4): nothing to require.
+            require_arguments=required and resource is None,
         )
+
+    def _decrypt(self, token: str) -> dict[str, Any]:
+        """Steps 1 to 11 of the encrypted form (profile, section 5.1): the decrypted claims."""
+        header, iv, ciphertext, tag = jwe.split(token, self._max_token_bytes)
+        key = self._encrypted_headers.get(header)
+        if key is None:
+            key = jwe.key_for_header(jws.decode_header(header), self._ring)
+        return jwe.decode_claims(jwe.decrypt(key, header, iv, ciphertext, tag))
 
     def _redemption(self, valid: dict[str, Any]) -> tuple[str, int]:
         """Step 20's store key and retention for a verified token.
@@ -372,6 +506,11 @@ class StateSealer:
 _ASYNC_STORE_IN_SYNC_OPEN: Final = (
     "this sealer's replay store is asynchronous; redeem with await sealer.open_async(..., consume=True)"
 )
+
+
+def _minting_header(key: Key) -> str:
+    """The header segment new tokens carry: a JWE protected header for an A256GCM key."""
+    return jwe.header_segment(key) if isinstance(key, A256GCMKey) else jws.header_segment(key)
 
 
 def _unavailable(exc: Exception) -> InvalidRequestState:

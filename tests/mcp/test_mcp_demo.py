@@ -32,9 +32,14 @@ def test_the_demo_completes_a_round_trip_and_shows_every_refusal() -> None:
     out = result.stdout
     assert "ok: the confirmed delete completed" in out
     assert "ok: the two-round form completed" in out
+    signed, encrypted = out.split("B. Encrypted states (A256GCM)")
     for reason in REASONS_SHOWN:
-        assert f"refused as a tool error, reason {reason}" in out
-    assert "All 9 checks behaved as the rule asks" in out
+        assert f"refused as a tool error, reason {reason}" in signed
+        assert f"refused as a tool error, reason {reason}" in encrypted
+    assert "All 9 checks behaved as the rule asks (signed states)" in signed
+    assert "ok: the client cannot read the state" in encrypted
+    assert "All 10 checks behaved as the rule asks (encrypted states)" in encrypted
+    assert "Both passes behaved as the rule asks." in out
     assert "NOT OK" not in out
 
 

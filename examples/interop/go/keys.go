@@ -20,8 +20,8 @@ import (
 // key is one key of a ring, with the golang-jwt signing method it is pinned to.
 type key struct {
 	kid    string
-	alg    string            // "HS256" or "EdDSA": the algorithm is the key's, never the token's
-	method jwt.SigningMethod // jwt.SigningMethodHS256 or jwt.SigningMethodEdDSA
+	alg    string            // "HS256", "EdDSA" or "A256GCM": the algorithm is the key's, never the token's
+	method jwt.SigningMethod // jwt.SigningMethodHS256 or jwt.SigningMethodEdDSA; nil for A256GCM
 	verify any               // []byte (HS256 secret) or ed25519.PublicKey
 	sign   any               // []byte or ed25519.PrivateKey; nil for a public key
 }
@@ -37,7 +37,8 @@ var kidPattern = regexp.MustCompile(`^[\x21-\x7e]{1,128}$`)
 const maxJWKSDepth = 8
 
 // parseJWK loads one JWK: {"kty": "oct", "k"} for HS256 or {"kty": "OKP", "crv":
-// "Ed25519", "x", "d" (optional)} for EdDSA, with optional "alg", "use" and "kid".
+// "Ed25519", "x", "d" (optional)} for EdDSA, with optional "alg", "use" and "kid";
+// or {"kty": "oct", "alg": "A256GCM", "k"} for the encrypted form (jwe.go).
 func parseJWK(raw json.RawMessage) (*key, error) {
 	var jwk map[string]any
 	if err := checkJSON(raw, maxJWKSDepth); err != nil {
@@ -76,8 +77,12 @@ func parseJWK(raw json.RawMessage) (*key, error) {
 	if err != nil {
 		return nil, err
 	}
-	if use, err := text("use", "sig"); err != nil || use != "sig" {
-		return nil, errors.New("a JWK for this profile must have use \"sig\" (or no \"use\" member)")
+	wantUse := "sig"
+	if kty == "oct" && alg == encryptionAlg {
+		wantUse = "enc" // an encryption key (jwe.go)
+	}
+	if use, err := text("use", wantUse); err != nil || use != wantUse {
+		return nil, fmt.Errorf("this JWK must have use %q (or no \"use\" member)", wantUse)
 	}
 	kid, err := text("kid", "")
 	if err != nil {
@@ -90,18 +95,24 @@ func parseJWK(raw json.RawMessage) (*key, error) {
 	var thumbprintInput string // RFC 7638: the required members, sorted, no white space
 	switch kty {
 	case "oct":
-		if alg != "" && alg != "HS256" {
-			return nil, errors.New("an \"oct\" JWK must be for alg HS256")
+		if alg != "" && alg != "HS256" && alg != encryptionAlg {
+			return nil, errors.New("an \"oct\" JWK must be for alg HS256 or A256GCM")
 		}
 		secret, k64, err := member("k")
 		if err != nil {
 			return nil, err
 		}
+		thumbprintInput = `{"k":"` + k64 + `","kty":"oct"}`
+		if alg == encryptionAlg {
+			if k, err = encryptionKey(secret); err != nil {
+				return nil, err
+			}
+			break
+		}
 		if len(secret) < minSecretBytes {
 			return nil, fmt.Errorf("an HS256 secret must be at least %d bytes", minSecretBytes)
 		}
 		k = &key{alg: "HS256", method: jwt.SigningMethodHS256, verify: secret, sign: secret}
-		thumbprintInput = `{"k":"` + k64 + `","kty":"oct"}`
 	case "OKP":
 		if crv, err := text("crv", ""); err != nil || crv != "Ed25519" {
 			return nil, errors.New("an \"OKP\" JWK must be on curve Ed25519")
@@ -115,6 +126,9 @@ func parseJWK(raw json.RawMessage) (*key, error) {
 		}
 		if len(x) != ed25519.PublicKeySize {
 			return nil, errors.New("an Ed25519 JWK's \"x\" must be 32 bytes")
+		}
+		if err := checkEd25519Point(x); err != nil {
+			return nil, err
 		}
 		k = &key{alg: "EdDSA", method: jwt.SigningMethodEdDSA, verify: ed25519.PublicKey(x)}
 		if _, private := jwk["d"]; private {

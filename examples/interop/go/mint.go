@@ -29,7 +29,8 @@ type minting struct {
 	jti       string // "" for a fresh random one
 }
 
-// mint returns the compact JWS of m: header {alg, typ, kid}; claims iss, sub, aud,
+// mint returns the compact JWS of m (or, with an A256GCM key, the compact JWE of
+// jwe.go): header {alg, typ, kid}; claims iss, sub, aud,
 // iat, exp, jti, args_sha256 (with arguments), state.
 func mint(m minting) (string, error) {
 	if m.key.sign == nil {
@@ -49,7 +50,7 @@ func mint(m minting) (string, error) {
 		}
 		jti = b64.EncodeToString(random)
 	} else if !jtiPattern.MatchString(jti) {
-		return "", errors.New("jti must be 16 to 64 base64url characters")
+		return "", errors.New("jti must be 22 to 64 base64url characters")
 	}
 	claims := jwt.MapClaims{
 		"iss":   m.issuer,
@@ -61,15 +62,20 @@ func mint(m minting) (string, error) {
 		"state": m.state,
 	}
 	if m.arguments != nil {
-		digest := argumentsDigest(m.arguments)
-		if digest == "" {
-			return "", errors.New("the arguments cannot be canonicalized (RFC 8785)")
+		if _, err := canonicalArguments(m.arguments); err != nil {
+			return "", fmt.Errorf("the arguments are unbindable (pass such ids as strings): %w", err)
 		}
-		claims["args_sha256"] = digest
+		claims["args_sha256"] = argumentsDigest(m.arguments)
 	}
-	token := jwt.NewWithClaims(m.key.method, claims)
-	token.Header = map[string]any{"alg": m.key.alg, "typ": typ, "kid": m.key.kid}
-	signed, err := token.SignedString(m.key.sign)
+	var signed string
+	var err error
+	if m.key.alg == encryptionAlg {
+		signed, err = encrypt(m.key, claims) // the encrypted form (jwe.go)
+	} else {
+		token := jwt.NewWithClaims(m.key.method, claims)
+		token.Header = map[string]any{"alg": m.key.alg, "typ": typ, "kid": m.key.kid}
+		signed, err = token.SignedString(m.key.sign)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -1,7 +1,9 @@
 package main
 
 // The vectors command: every vector of spec/vectors (profile, section 12) through
-// the same code paths as verify jobs, and every argument vector through RFC 8785.
+// the same code paths as verify jobs, every argument vector through RFC 8785 (or
+// reported unbindable), and every invalid key through the key loader, which must
+// refuse it.
 
 import (
 	"bytes"
@@ -21,31 +23,29 @@ func (e vectorsFailed) Error() string { return fmt.Sprintf("%d vectors failed", 
 
 func checkVectors(dir string, out io.Writer) error {
 	var keys struct {
-		VerifierJWKS json.RawMessage `json:"verifier_jwks"`
+		VerifierJWKS          json.RawMessage `json:"verifier_jwks"`
+		EncryptedVerifierJWKS json.RawMessage `json:"encrypted_verifier_jwks"`
 	}
-	var tokens struct {
-		Defaults struct {
-			Issuer        string `json:"issuer"`
-			MaxLifetime   int64  `json:"max_lifetime"`
-			Leeway        int64  `json:"leeway"`
-			MaxTokenBytes int64  `json:"max_token_bytes"`
-		} `json:"defaults"`
-		Vectors []struct {
-			ID          string  `json:"id"`
-			Description string  `json:"description"`
-			Expected    verdict `json:"expected"`
-			verifyRequest
-		} `json:"vectors"`
-	}
+	var tokens, encrypted tokenVectors
 	var arguments struct {
 		Vectors []struct {
-			ID        string          `json:"id"`
-			Arguments json.RawMessage `json:"arguments"`
-			Canonical string          `json:"canonical"`
-			Digest    string          `json:"digest"`
+			ID         string          `json:"id"`
+			Arguments  json.RawMessage `json:"arguments"`
+			Canonical  string          `json:"canonical"`
+			Digest     string          `json:"digest"`
+			Unbindable bool            `json:"unbindable"`
 		} `json:"vectors"`
 	}
-	for name, into := range map[string]any{"keys.json": &keys, "tokens.json": &tokens, "arguments.json": &arguments} {
+	var invalidKeys struct {
+		Vectors []struct {
+			ID  string          `json:"id"`
+			JWK json.RawMessage `json:"jwk"`
+		} `json:"vectors"`
+	}
+	for name, into := range map[string]any{
+		"keys.json": &keys, "tokens.json": &tokens, "encrypted.json": &encrypted, "arguments.json": &arguments,
+		"invalid-keys.json": &invalidKeys,
+	} {
 		text, err := os.ReadFile(filepath.Join(dir, name))
 		if err == nil {
 			err = json.Unmarshal(text, into)
@@ -58,6 +58,10 @@ func checkVectors(dir string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("keys.json verifier_jwks: %w", err)
 	}
+	encryptedRing, err := parseJWKS(keys.EncryptedVerifierJWKS)
+	if err != nil {
+		return fmt.Errorf("keys.json encrypted_verifier_jwks: %w", err)
+	}
 	passed, failed := 0, 0
 	report := func(ok bool, id, got, want string) {
 		if ok {
@@ -68,6 +72,62 @@ func checkVectors(dir string, out io.Writer) error {
 			fmt.Fprintf(out, "FAIL %s: %s, expected %s\n", id, got, want)
 		}
 	}
+	// tokens.json against verifier_jwks; encrypted.json (the encrypted form) against
+	// encrypted_verifier_jwks.
+	if err := tokens.check(ring, report); err != nil {
+		return err
+	}
+	if err := encrypted.check(encryptedRing, report); err != nil {
+		return err
+	}
+	for _, vector := range arguments.Vectors {
+		canonical, err := canonicalArguments(vector.Arguments)
+		digest := argumentsDigest(vector.Arguments)
+		got := fmt.Sprintf("canonical %s, digest %s", canonical, digest)
+		if err != nil {
+			got = "unbindable: " + err.Error()
+		}
+		want := fmt.Sprintf("canonical %s, digest %s", vector.Canonical, vector.Digest)
+		ok := err == nil && string(canonical) == vector.Canonical && digest == vector.Digest
+		if vector.Unbindable {
+			want, ok = "unbindable", err != nil
+		}
+		report(ok, vector.ID, got, want)
+	}
+	for _, vector := range invalidKeys.Vectors { // every one must be refused when it is loaded
+		_, err := parseJWK(vector.JWK)
+		got := "loaded"
+		if err != nil {
+			got = "refused: " + err.Error()
+		}
+		report(err != nil, vector.ID, got, "refused")
+	}
+	fmt.Fprintf(out, "%d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		return vectorsFailed{failed}
+	}
+	return nil
+}
+
+// tokenVectors is tokens.json or encrypted.json (profile, sections 12.2 and 12.5).
+type tokenVectors struct {
+	Defaults struct {
+		Issuer           string `json:"issuer"`
+		MaxLifetime      int64  `json:"max_lifetime"`
+		Leeway           int64  `json:"leeway"`
+		MaxTokenBytes    int64  `json:"max_token_bytes"`
+		RequireArguments bool   `json:"require_arguments"`
+	} `json:"defaults"`
+	Vectors []struct {
+		ID          string  `json:"id"`
+		Description string  `json:"description"`
+		Expected    verdict `json:"expected"`
+		verifyRequest
+	} `json:"vectors"`
+}
+
+// check verifies every vector with ring and the file's defaults, and reports each.
+func (tokens *tokenVectors) check(ring ring, report func(ok bool, id, got, want string)) error {
 	for _, vector := range tokens.Vectors {
 		job := vector.verifyRequest
 		if job.Issuer == "" {
@@ -82,25 +142,14 @@ func checkVectors(dir string, out io.Writer) error {
 		if job.MaxTokenBytes == nil {
 			job.MaxTokenBytes = &tokens.Defaults.MaxTokenBytes
 		}
+		if job.RequireArguments == nil {
+			job.RequireArguments = &tokens.Defaults.RequireArguments
+		}
 		got, err := job.run(ring)
 		if err != nil {
 			return fmt.Errorf("vector %s: %w", vector.ID, err)
 		}
 		report(sameVerdict(got, vector.Expected), vector.ID, describe(got), describe(vector.Expected))
-	}
-	for _, vector := range arguments.Vectors {
-		canonical, err := jcs.Transform(vector.Arguments)
-		digest := argumentsDigest(vector.Arguments)
-		got := fmt.Sprintf("canonical %s, digest %s", canonical, digest)
-		if err != nil {
-			got = "not canonicalized: " + err.Error()
-		}
-		ok := err == nil && string(canonical) == vector.Canonical && digest == vector.Digest
-		report(ok, vector.ID, got, fmt.Sprintf("canonical %s, digest %s", vector.Canonical, vector.Digest))
-	}
-	fmt.Fprintf(out, "%d passed, %d failed\n", passed, failed)
-	if failed > 0 {
-		return vectorsFailed{failed}
 	}
 	return nil
 }

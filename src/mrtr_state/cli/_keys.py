@@ -2,8 +2,8 @@
 
 ``keygen`` is the one command that writes secrets, and it writes them only where
 it is told: to standard output, or to a file created with mode 0600. ``jwks``
-writes Ed25519 public keys only; an HS256 secret is never published (profile,
-section 7.5).
+writes Ed25519 public keys only; an HS256 secret or an A256GCM encryption key is
+never published (profile, section 7.5).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from mrtr_state.cli._io import STDIO, CliError, load_ring, write_private
 from mrtr_state.cli._parsing import Parser
 from mrtr_state.cli._text import printable, shown
 from mrtr_state.errors import KeyringError
-from mrtr_state.keys import ALGORITHMS, DEFAULT_KEYS_VARIABLE, Key, Keyring
+from mrtr_state.keys import DEFAULT_KEYS_VARIABLE, KEY_ALGORITHMS, Key, Keyring
 
 __all__ = ["register"]
 
@@ -28,11 +28,16 @@ file of mode 0600 (an existing file is replaced only with --force).
 examples:
   mrtr-state keygen --alg EdDSA -o ring.json
   mrtr-state keygen --alg HS256 --kid 2026-01 > /run/secrets/mrtr-state-keys
+  mrtr-state keygen --alg A256GCM -o ring.json     # encrypted tokens: the client cannot read the state
   export {DEFAULT_KEYS_VARIABLE}="$(mrtr-state keygen --alg EdDSA)"
 
 rotation (the new key signs from now on; the old keys still verify):
   mrtr-state keygen --alg EdDSA --add ring.json --force
   mrtr-state keygen --alg EdDSA --add ring.json -o ring-next.json
+
+An A256GCM key first in the ring makes new tokens encrypted; a signing key first
+makes them signed. Either way every key in the ring still opens its own tokens, so
+--add with the other kind of key moves a ring between the two forms.
 
 --add puts the new key first at once: right for one server, or for replicas that
 all load the new ring at the same moment. Otherwise follow the profile (section
@@ -42,8 +47,9 @@ everywhere, then drop the old key once its tokens have expired.
 
 _JWKS_EPILOG = f"""\
 Prints the public JWKS (Ed25519 public keys only) that replicas which only
-verify load. HS256 secrets are never published: whoever holds one can mint
-request state. Without FILE, the keys come from ${DEFAULT_KEYS_VARIABLE}.
+verify load. HS256 secrets and A256GCM encryption keys are never published:
+whoever holds one can mint request state (and, with an encryption key, read it).
+Without FILE, the keys come from ${DEFAULT_KEYS_VARIABLE}.
 
 examples:
   mrtr-state jwks ring.json > public.json
@@ -60,7 +66,12 @@ def register(commands: argparse._SubParsersAction[Parser]) -> None:
         epilog=_KEYGEN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    keygen.add_argument("--alg", required=True, choices=ALGORITHMS, help="the new key's algorithm")
+    keygen.add_argument(
+        "--alg",
+        required=True,
+        choices=KEY_ALGORITHMS,
+        help="the new key's algorithm: HS256 or EdDSA sign, A256GCM encrypts (profile, section 3.6)",
+    )
     keygen.add_argument("--kid", help="the new key's id (default: its RFC 7638 thumbprint)")
     keygen.add_argument(
         "-o",
@@ -119,7 +130,7 @@ def _keygen(args: argparse.Namespace) -> int:
     write_private(destination, text, force=args.force)
     _note(
         f"wrote a private JWKS of {_keys(len(ring))} to {shown(destination)} (mode 0600); "
-        f"the new {key.alg} key {printable(key.kid)} signs first"
+        f"the new {key.alg} key {printable(key.kid)} {_role(key)} first"
     )
     return 0
 
@@ -127,18 +138,31 @@ def _keygen(args: argparse.Namespace) -> int:
 def _jwks(args: argparse.Namespace) -> int:
     ring = load_ring(args.file)
     published = [key for key in ring if key.alg == "EdDSA"]
+    secret_kinds = " and ".join(
+        kind for alg, kind in _SECRET_KINDS.items() if any(key.alg == alg for key in ring)
+    )
     if not published:
         raise CliError(
-            "this ring holds only HS256 secrets, and an HS256 secret is never published "
-            "(whoever holds it can mint request state); replicas that only verify need EdDSA keys: "
+            f"this ring holds only {secret_kinds}, which are never published "
+            "(whoever holds one can mint request state); replicas that only verify need EdDSA keys: "
             "make one with `mrtr-state keygen --alg EdDSA`"
         )
     document: dict[str, Any] = ring.public_jwks()
     sys.stdout.write(json.dumps(document, indent=2) + "\n")
-    withheld = len(ring) - len(published)
-    if withheld:
-        _note(f"left out {withheld} HS256 secret(s): HS256 secrets are never published")
+    for alg, kind in _SECRET_KINDS.items():
+        withheld = sum(key.alg == alg for key in ring)
+        if withheld:
+            _note(f"left out {withheld} {kind[:-1]}(s): {kind} are never published")
     return 0
+
+
+#: The keys ``jwks`` never publishes, by algorithm, named in the plural.
+_SECRET_KINDS = {"HS256": "HS256 secrets", "A256GCM": "A256GCM encryption keys"}
+
+
+def _role(key: Key) -> str:
+    """What the first key of a ring does to new tokens."""
+    return "encrypts" if key.alg == "A256GCM" else "signs"
 
 
 def _keys(count: int) -> str:

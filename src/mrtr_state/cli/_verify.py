@@ -4,7 +4,9 @@ The verdict is :meth:`StateSealer.open`'s, with the options a server has: key
 ring, issuer, leeway, maximum lifetime, and the user, target and arguments of
 the request. Exit status 0 prints the state; 1 prints the reason code, its
 meaning, and what in the token differs from the request; 2 is bad input (text
-that is not a JWT at all, an unreadable key file, ...).
+that is not a JWT at all, an unreadable key file, ...). Both forms open: a signed
+token (JWS) and an encrypted one (JWE), whose claims are read by decrypting it
+with the same ring.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from mrtr_state.canonical import arguments_digest
 from mrtr_state.cli._io import STDIO, CliError, load_ring, parse_json, read_token
 from mrtr_state.cli._parsing import Parser, epoch_seconds
 from mrtr_state.cli._text import duration, iso_time, json_block, json_line, printable, quoted
-from mrtr_state.cli._token import clock_now, decode_header, is_time, readable_claims
+from mrtr_state.cli._token import clock_now, decode_header, is_encrypted, is_time, readable_claims
 from mrtr_state.errors import InvalidRequestState
 from mrtr_state.keys import DEFAULT_KEYS_VARIABLE, Keyring
 from mrtr_state.sealer import (
@@ -73,6 +75,12 @@ def register(commands: argparse._SubParsersAction[Parser]) -> None:
         help="the request's arguments object, as JSON (default: {}, a request without arguments)",
     )
     verify.add_argument(
+        "--require-arguments",
+        action="store_true",
+        help="require the argument binding: refuse a tool or prompt token without args_sha256 "
+        "(wrong_request), as the MCP boundary does by default",
+    )
+    verify.add_argument(
         "--now",
         type=epoch_seconds,
         metavar="SECONDS",
@@ -120,6 +128,7 @@ def _verify(args: argparse.Namespace) -> int:
             leeway=args.leeway,
             max_token_bytes=args.max_token_bytes,
             clock=lambda: now,
+            require_arguments=args.require_arguments,
         )
     except (TypeError, ValueError) as exc:
         raise CliError(_option_message(str(exc))) from None
@@ -133,15 +142,17 @@ def _verify(args: argparse.Namespace) -> int:
             arguments=arguments,
         )
     except InvalidRequestState as refusal:
-        claims = readable_claims(token)
+        claims = readable_claims(token, ring)
         why = _explain(
             refusal.reason, header, claims, args=args, ring=ring, aud=aud, now=now, arguments=arguments
         )
+        if why is not None and is_encrypted(token):
+            why = _encrypted_note(refusal.reason, why)
         _print_refusal(refusal, why, as_json=args.json)
         return 1
     except (TypeError, ValueError) as exc:  # an empty --user, --tool, ...
         raise CliError(_option_message(str(exc))) from None
-    _print_state(state, readable_claims(token), aud=aud, now=now, as_json=args.json)
+    _print_state(state, readable_claims(token, ring), aud=aud, now=now, as_json=args.json)
     return 0
 
 
@@ -231,8 +242,19 @@ def _explain(
     if reason == "wrong_tool":
         return f"bound to {quoted(claims.get('aud'))}, not {quoted(aud)}"
     if reason == "wrong_request":
+        if claims.get("args_sha256") is None:
+            return "the token has no argument binding (args_sha256), which --require-arguments requires"
         return _explain_arguments(claims.get("args_sha256"), arguments, given=args.arguments is not None)
     return None
+
+
+def _encrypted_note(reason: str, why: str) -> str:
+    """The encrypted form's wording where the signed form's would mislead."""
+    if reason == "bad_signature":
+        return "the token was changed after it was encrypted, or encrypted by another key under the same kid"
+    if reason == "algorithm_mismatch":
+        return f"{why}; an encrypted token (alg dir, enc A256GCM) needs an A256GCM key"
+    return why
 
 
 def _explain_time(reason: str, iat: object, exp: object, *, args: argparse.Namespace, now: int) -> str | None:
@@ -249,7 +271,7 @@ def _explain_time(reason: str, iat: object, exp: object, *, args: argparse.Names
 def _explain_arguments(bound: object, arguments: Mapping[str, Any], *, given: bool) -> str:
     try:
         digest = quoted(arguments_digest(arguments))
-    except (TypeError, ValueError):
-        digest = "none (they cannot be canonicalized)"
+    except (TypeError, ValueError) as exc:  # fixed sentences that name no value
+        digest = f"none: they are unbindable ({exc})"
     which = "the --arguments given have" if given else "without --arguments the request has {}, with"
     return f"bound to arguments with the digest {quoted(bound)}; {which} {digest}"

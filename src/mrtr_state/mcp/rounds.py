@@ -65,8 +65,10 @@ class Retry:
 
     ``state`` is the verified state the previous round sealed (``None`` on the
     first round); ``responses`` are the client's ``inputResponses``, keyed as the
-    previous round's ``inputRequests`` were. The responses are the client's word
-    for this round and are not sealed: check them as any input. A key the
+    previous round's ``inputRequests`` were; on a first round there are none,
+    whatever the client sent. The responses are the client's word for this round
+    and are not sealed: read them only against what the verified state says was
+    asked, and check them as any input. A key the
     handler needs may be missing; ask again rather than fail (the protocol's
     advice).
     """
@@ -96,6 +98,11 @@ def input_required(
     bound to the user, the target and the arguments of the request being served.
     The client can read it: keep secrets out. At least one of the two is needed.
 
+    Without ``state``, the state records what was asked: ``{"asked": [<the keys
+    of requests>]}``. A retry's ``inputResponses`` reach the handler only with a
+    verified state (profile, section 8.2: responses are answers only to a round a
+    verified state says was asked), so every round that asks carries one.
+
     Raises:
         ValueError: neither is given, or the state is JSON the profile cannot
             carry exactly (a non-finite number, an integer beyond 2**53 - 1, ...).
@@ -104,6 +111,8 @@ def input_required(
     if not requests and state is None:
         raise ValueError("input_required() needs requests, a state, or both")
     text = None
+    if state is None and requests:
+        state = {"asked": sorted(requests)}
     if state is not None:
         if not isinstance(state, Mapping):
             raise TypeError(f"state must be a JSON object (a mapping), not {type(state).__name__}")
@@ -131,9 +140,11 @@ def read_retry(params: RetryParams) -> Retry:
         raise RuntimeError(_NOT_INSTALLED)
     if params.request_state != verified.request_state:
         raise RuntimeError("read_retry() was given a requestState other than the one StateBoundary verified")
-    responses = dict(params.input_responses or {})
     if verified.request_state is None:
-        return Retry(state=None, responses=responses)
+        # A first round: responses without a verified state answer nothing this
+        # server asked (profile, 8.2), so none are handed over.
+        return Retry(state=None)
+    responses = dict(params.input_responses or {})
     if not isinstance(verified.claim, dict):
         raise ValueError(
             "the verified requestState is not a JSON object; it was not written by input_required()"

@@ -4,14 +4,18 @@
 //! (`DecodingKey::from_jwk`) and computes its RFC 7638 thumbprint (`Jwk::thumbprint`). It checks
 //! neither lengths nor `alg`/`use`, so this module adds: an HS256 secret of at least 32 bytes, a
 //! 32-byte Ed25519 key (the rust_crypto verifier slices the first 32 bytes and would panic on a
-//! shorter one), canonical unpadded base64url members, `x` equal to the public key of `d`, and a
-//! well-formed `kid`. Any problem is an error when the key is loaded, never when a token is checked.
+//! shorter one), canonical unpadded base64url members, `x` a canonical point of large order
+//! (`ed25519_key_problem`), `x` equal to the public key of `d`, and a well-formed `kid`. Any
+//! problem is an error when the key is loaded, never when a token is checked.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use curve25519_dalek::edwards::CompressedEdwardsY;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 use serde_json::{Map, Value};
+
+use crate::jwe::{is_encryption_jwk, EncryptionKey};
 
 /// A key that verifies: its id, the one algorithm it is used with, and the library's key.
 pub struct VerifyingKey {
@@ -27,8 +31,15 @@ pub struct SigningKey {
     pub key: EncodingKey,
 }
 
-/// A verifier's key ring: every key verifies; looked up by `kid`.
-pub struct Ring(Vec<VerifyingKey>);
+/// What a mint job's key mints: a signed token, or an encrypted one (jwe.rs).
+pub enum MintingKey {
+    Signing(SigningKey),
+    Encryption(EncryptionKey),
+}
+
+/// A verifier's key ring: every signing key verifies, every encryption key (jwe.rs) decrypts;
+/// looked up by `kid`.
+pub struct Ring(Vec<VerifyingKey>, Vec<EncryptionKey>);
 
 impl Ring {
     /// Loads a JWKS (`{"keys": [...]}`); kids must be distinct.
@@ -38,9 +49,22 @@ impl Ring {
             .and_then(Value::as_array)
             .ok_or("the key set must be an object with a \"keys\" array")?;
         let mut ring: Vec<VerifyingKey> = Vec::with_capacity(keys.len());
+        let mut encryption: Vec<EncryptionKey> = Vec::new();
         for (i, jwk) in keys.iter().enumerate() {
+            if is_encryption_jwk(jwk) {
+                let key = EncryptionKey::load(jwk).map_err(|e| format!("key {i}: {e}"))?;
+                if ring.iter().any(|k| k.kid == key.kid)
+                    || encryption.iter().any(|k| k.kid == key.kid)
+                {
+                    return Err(format!("key {i}: a second key with the same kid"));
+                }
+                encryption.push(key);
+                continue;
+            }
             let loaded = load(jwk).map_err(|e| format!("key {i}: {e}"))?;
-            if ring.iter().any(|k| k.kid == loaded.kid) {
+            if ring.iter().any(|k| k.kid == loaded.kid)
+                || encryption.iter().any(|k| k.kid == loaded.kid)
+            {
                 return Err(format!("key {i}: a second key with the same kid"));
             }
             let key = DecodingKey::from_jwk(&loaded.jwk).map_err(|e| format!("key {i}: {e}"))?;
@@ -50,13 +74,26 @@ impl Ring {
                 key,
             });
         }
-        Ok(Ring(ring))
+        Ok(Ring(ring, encryption))
     }
 
-    /// The key named `kid`, if the ring holds one.
+    /// The signing key named `kid`, if the ring holds one.
     pub fn get(&self, kid: &str) -> Option<&VerifyingKey> {
         self.0.iter().find(|key| key.kid == kid)
     }
+
+    /// The encryption key named `kid`, if the ring holds one.
+    pub fn encryption_key(&self, kid: &str) -> Option<&EncryptionKey> {
+        self.1.iter().find(|key| key.kid == kid)
+    }
+}
+
+/// Loads a mint job's key: an encryption JWK (`"alg": "A256GCM"`) or a private signing JWK.
+pub fn minting_key(jwk: &Value) -> Result<MintingKey, String> {
+    if is_encryption_jwk(jwk) {
+        return Ok(MintingKey::Encryption(EncryptionKey::load(jwk)?));
+    }
+    Ok(MintingKey::Signing(signing_key(jwk)?))
 }
 
 /// Loads a private JWK: `oct` with `k`, or `OKP` Ed25519 with `x` and `d`.
@@ -89,6 +126,32 @@ struct Loaded {
     private: Option<Vec<u8>>,
 }
 
+/// What is wrong with a 32-byte Ed25519 public key under profile 7.2, or `None`; never quotes it.
+///
+/// jsonwebtoken's rust_crypto backend verifies with ed25519-dalek's lenient `verify`, whose key
+/// decoding (curve25519-dalek's `decompress`) reduces a `y` of p or more, reads `x = 0` with the
+/// sign bit set as `x = 0`, and keeps points of small order: under the identity point the
+/// signature R = identity, S = 0 verifies for every message. `decompress` finds whether the point
+/// exists; compressing it again gives the canonical encoding, which must be the bytes given (this
+/// refuses y >= p and the set sign bit of x = 0); `is_small_order` is [8]P = identity.
+fn ed25519_key_problem(x: &[u8]) -> Option<&'static str> {
+    let Ok(compressed) = CompressedEdwardsY::from_slice(x) else {
+        return Some("an Ed25519 \"x\" must be 32 bytes");
+    };
+    let Some(point) = compressed.decompress() else {
+        return Some("an Ed25519 \"x\" must encode a point on the curve: no x exists for its y");
+    };
+    if point.compress() != compressed {
+        return Some(
+            "an Ed25519 \"x\" must be the canonical encoding of its curve point (RFC 8032, 5.1.3)",
+        );
+    }
+    if point.is_small_order() {
+        return Some("an Ed25519 \"x\" must not be a point of small order: with it a constant signature verifies for any token");
+    }
+    None
+}
+
 fn load(value: &Value) -> Result<Loaded, String> {
     let members = value.as_object().ok_or("a JWK must be a JSON object")?;
     // The parser's message could quote a member's value, so it is not passed on.
@@ -117,6 +180,9 @@ fn load(value: &Value) -> Result<Loaded, String> {
             let public = base64url("x", &params.x)?;
             if public.len() != 32 {
                 return Err("an Ed25519 \"x\" must be 32 bytes".into());
+            }
+            if let Some(problem) = ed25519_key_problem(&public) {
+                return Err(problem.into());
             }
             let private = match text(members, "d")? {
                 None => None,
@@ -176,7 +242,7 @@ fn base64url(name: &str, text: &str) -> Result<Vec<u8>, String> {
         .map_err(|_| format!("JWK member {name:?} is not canonical unpadded base64url"))
 }
 
-fn is_valid_kid(kid: &str) -> bool {
+pub(crate) fn is_valid_kid(kid: &str) -> bool {
     (1..=128).contains(&kid.len()) && kid.bytes().all(|b| b.is_ascii_graphic())
 }
 

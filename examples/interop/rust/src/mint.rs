@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::digest::arguments_digest;
-use crate::keys::SigningKey;
+use crate::keys::MintingKey;
 use crate::strict_json::{self, MAX_SAFE_INTEGER};
 use crate::verify::TYP;
 
@@ -58,7 +58,7 @@ struct Claims<'a> {
 }
 
 /// Mints a token; an error is a programming error of the caller, not a token.
-pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
+pub fn mint(key: &MintingKey, job: &Mint) -> Result<String, String> {
     // Section 4, step 1: I-JSON (no integer literal beyond +-(2^53 - 1), ...), 32 levels at most.
     let state = strict_json::parse(job.state.as_bytes(), MAX_STATE_DEPTH)
         .map_err(|e| format!("the state cannot be carried exactly: {e}"))?;
@@ -72,7 +72,7 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
     };
     let jti = match &job.jti {
         Some(jti) if is_jti(jti) => jti.clone(),
-        Some(_) => return Err("jti must be 16 to 64 base64url characters".into()),
+        Some(_) => return Err("jti must be 22 to 64 base64url characters".into()),
         None => {
             let mut bytes = [0u8; 16];
             getrandom::fill(&mut bytes).map_err(|e| format!("no random bytes for the jti: {e}"))?;
@@ -80,9 +80,10 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
         }
     };
     let args_sha256 = match &job.arguments {
-        Some(arguments) => {
-            Some(arguments_digest(arguments).map_err(|e| format!("arguments: {e}"))?)
-        }
+        Some(arguments) => Some(
+            arguments_digest(arguments)
+                .map_err(|e| format!("arguments are unbindable (pass such ids as strings): {e}"))?,
+        ),
         None => None,
     };
     let claims = Claims {
@@ -95,10 +96,15 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
         args_sha256,
         state: &state,
     };
-    let mut header = Header::new(key.alg);
-    header.typ = Some(TYP.to_owned());
-    header.kid = Some(key.kid.clone());
-    let token = encode(&header, &claims, &key.key).map_err(|e| format!("signing failed: {e}"))?;
+    let token = match key {
+        MintingKey::Signing(key) => {
+            let mut header = Header::new(key.alg);
+            header.typ = Some(TYP.to_owned());
+            header.kid = Some(key.kid.clone());
+            encode(&header, &claims, &key.key).map_err(|e| format!("signing failed: {e}"))?
+        }
+        MintingKey::Encryption(key) => crate::jwe::encrypt(key, &claims)?, // the encrypted form
+    };
     if token.len() > MAX_TOKEN_BYTES {
         return Err(format!(
             "the token would be longer than {MAX_TOKEN_BYTES} bytes"
@@ -108,7 +114,7 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
 }
 
 fn is_jti(jti: &str) -> bool {
-    (16..=64).contains(&jti.len())
+    (22..=64).contains(&jti.len())
         && jti
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')

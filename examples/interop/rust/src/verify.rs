@@ -83,6 +83,8 @@ pub struct Request {
     pub max_lifetime: u64,
     pub leeway: u64,
     pub max_token_bytes: usize,
+    /// Refuse a token for a tool or prompt without `args_sha256` (step 19).
+    pub require_arguments: bool,
 }
 
 /// Validates `token` for `request`; returns the `state` claim or the reason for the refusal.
@@ -95,7 +97,12 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
     }
 
     // 2. Exactly three non-empty segments of the base64url alphabet (no '=', no white space).
+    //    Five are the encrypted form (jwe.rs), whose claims go through the same steps 11 to 19.
     let segments: Vec<&str> = token.split('.').collect();
+    if segments.len() == 5 {
+        let claims = crate::jwe::decrypt(ring, token, &segments)?;
+        return claim_steps(&claims, request, None);
+    }
     let is_base64url = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
     if segments.len() != 3
         || segments
@@ -138,15 +145,18 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
         _ => return Err(Reason::UnsupportedHeader),
     };
 
-    // 7. Type, byte for byte: jsonwebtoken does not check typ at all.
+    // 7. Type, exactly, as the decoded JSON string (`mrtr-state\u002bjwt` is the same string):
+    // jsonwebtoken does not check typ at all.
     if header.get("typ").and_then(Value::as_str) != Some(TYP) {
         return Err(Reason::WrongType);
     }
 
     // 8. Key: kid is a string naming a key of the ring.
-    let key = header
-        .get("kid")
-        .and_then(Value::as_str)
+    let kid = header.get("kid").and_then(Value::as_str);
+    if kid.is_some_and(|kid| ring.encryption_key(kid).is_some()) {
+        return Err(Reason::AlgorithmMismatch); // step 9: an encryption key (jwe.rs) never verifies
+    }
+    let key = kid
         .and_then(|kid| ring.get(kid))
         .ok_or(Reason::UnknownKey)?;
 
@@ -175,10 +185,21 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
         }
     }
 
+    claim_steps(&decoded[1], request, Some(library_verdict))
+}
+
+/// Steps 11 to 19 on the claims text of either form. `library_verdict` is jsonwebtoken's verdict
+/// on `iss`, `sub` and `aud` for a signed token; an encrypted token has none (jsonwebtoken cannot
+/// read a JWE), and steps 17 and 18 are then exact comparisons here.
+fn claim_steps(
+    payload: &[u8],
+    request: &Request,
+    library_verdict: Option<Result<(), jsonwebtoken::errors::Error>>,
+) -> Result<Value, Reason> {
     // 11. The claims are strict JSON, and an object: the same rules as step 4 at any depth (an
     //     integer literal in the state too), and the state nests 32 levels at most.
     let claims =
-        strict_json::parse(&decoded[1], strict_json::MAX_DEPTH).map_err(|_| Reason::Malformed)?;
+        strict_json::parse(payload, strict_json::MAX_DEPTH).map_err(|_| Reason::Malformed)?;
     let claims = claims.as_object().ok_or(Reason::Malformed)?;
 
     // 12. The closed claim set, with its types.
@@ -203,19 +224,38 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
     }
 
     // 17, 18. User and target: the library's verdict from step 10.
-    if let Err(error) = library_verdict {
-        return Err(match error.kind() {
-            ErrorKind::InvalidSubject => Reason::WrongUser,
-            ErrorKind::InvalidAudience => Reason::WrongTool,
-            ErrorKind::InvalidIssuer => Reason::WrongIssuer,
-            // Parse errors and missing or ill-typed claims: steps 11 and 12 refuse these first.
-            _ => Reason::Malformed,
-        });
+    match library_verdict {
+        Some(Err(error)) => {
+            return Err(match error.kind() {
+                ErrorKind::InvalidSubject => Reason::WrongUser,
+                ErrorKind::InvalidAudience => Reason::WrongTool,
+                ErrorKind::InvalidIssuer => Reason::WrongIssuer,
+                // Parse errors and missing or ill-typed claims: steps 11 and 12 refuse these first.
+                _ => Reason::Malformed,
+            });
+        }
+        Some(Ok(())) => {}
+        None => {
+            if claims["sub"].as_str() != Some(request.user.as_str()) {
+                return Err(Reason::WrongUser);
+            }
+            if claims["aud"].as_str() != Some(request.audience.as_str()) {
+                return Err(Reason::WrongTool);
+            }
+        }
     }
 
-    // 19. Request binding: the digest of the request's arguments (`{}` when it has none).
-    if let Some(digest) = claims.get("args_sha256").and_then(Value::as_str) {
-        // Arguments that cannot be canonicalized match no digest.
+    // 19. Request binding: the digest of the request's arguments (`{}` when it has none). A
+    // verifier may require the binding for tools and prompts (a resource read has no arguments).
+    let bound = claims.get("args_sha256").and_then(Value::as_str);
+    if bound.is_none()
+        && request.require_arguments
+        && !request.audience.starts_with("resources/read:")
+    {
+        return Err(Reason::WrongRequest);
+    }
+    if let Some(digest) = bound {
+        // Unbindable arguments match no digest.
         if arguments_digest(&request.arguments).ok().as_deref() != Some(digest) {
             return Err(Reason::WrongRequest);
         }
@@ -242,7 +282,7 @@ fn is_raised_after_the_signature(kind: &ErrorKind) -> bool {
 }
 
 /// Step 12: every required claim and no other; iss, sub, aud non-empty strings (so an `aud` array
-/// is refused); iat and exp integers written as such in 0 ..= 2^53 - 1, exp after iat; jti of 16
+/// is refused); iat and exp integers written as such in 0 ..= 2^53 - 1, exp after iat; jti of 22
 /// to 64 base64url characters; args_sha256, when present, 43 base64url characters.
 /// Returns (iat, exp).
 fn check_claims(claims: &Map<String, Value>) -> Option<(u64, u64)> {
@@ -274,7 +314,7 @@ fn check_claims(claims: &Map<String, Value>) -> Option<(u64, u64)> {
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
     };
-    if !base64url(&claims["jti"], 16..=64) {
+    if !base64url(&claims["jti"], 22..=64) {
         return None;
     }
     if let Some(digest) = claims.get("args_sha256") {

@@ -27,10 +27,10 @@ type Job = { readonly [name: string]: Json };
 
 const VERIFY_MEMBERS = [
   ...["keys", "token", "issuer", "user", "tool", "prompt", "resource", "arguments", "now"],
-  ...["max_lifetime", "leeway", "max_token_bytes"],
+  ...["max_lifetime", "leeway", "max_token_bytes", "require_arguments"],
 ];
 const MINT_MEMBERS = ["key", "issuer", "user", "tool", "prompt", "resource", "arguments", "now", "ttl", "state", "jti"];
-const JTI = /^[A-Za-z0-9_-]{16,64}$/;
+const JTI = /^[A-Za-z0-9_-]{22,64}$/;
 
 /** A verify job: the token, the verifier's ring and policy, and the request being served. */
 export interface VerifyJob {
@@ -56,6 +56,7 @@ export async function readVerifyJob(job: Json): Promise<VerifyJob> {
       maxLifetime: integer(members, "max_lifetime", 1, DEFAULT_MAX_LIFETIME),
       leeway: integer(members, "leeway", 0, DEFAULT_LEEWAY, MAX_LEEWAY),
       maxTokenBytes: integer(members, "max_token_bytes", 1, DEFAULT_MAX_TOKEN_BYTES),
+      requireArguments: flag(members, "require_arguments"),
     },
   };
 }
@@ -74,7 +75,7 @@ export async function readMintJob(job: Json, unsafeIntegers: readonly NumberLite
   if (args !== undefined && !isObject(args)) throw new JobError('"arguments" must be a JSON object');
   const jti = members.jti;
   if (jti !== undefined && (typeof jti !== "string" || !JTI.test(jti))) {
-    throw new JobError('"jti" must be 16 to 64 base64url characters');
+    throw new JobError('"jti" must be 22 to 64 base64url characters');
   }
   const now = integer(members, "now", 0);
   return {
@@ -110,6 +111,12 @@ function target(job: Job): Target {
 function nonEmpty(job: Job, name: string): string {
   const value = job[name];
   if (typeof value !== "string" || value === "") throw new JobError(`"${name}" must be a non-empty string`);
+  return value;
+}
+
+function flag(job: Job, name: string): boolean {
+  const value = job[name] ?? false;
+  if (typeof value !== "boolean") throw new JobError(`"${name}" must be true or false`);
   return value;
 }
 

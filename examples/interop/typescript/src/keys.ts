@@ -3,13 +3,15 @@
  *
  * A key's algorithm comes from the key, never from a token: `oct` is HS256, OKP Ed25519 is EdDSA.
  * jose gives the import (`importJWK`) and the RFC 7638 thumbprint (`calculateJwkThumbprint`);
- * it does not refuse a short HMAC secret, non-canonical base64url members, or a `use` other
- * than `sig`, so those checks are here.
+ * it does not refuse a short HMAC secret, non-canonical base64url members, a `use` other
+ * than `sig`, or an Ed25519 `x` that is not a canonical point of large order, so those checks are here.
  */
 
 import { calculateJwkThumbprint, importJWK, type JWK } from "jose";
 
 import * as b64 from "./b64.js";
+import { ed25519KeyProblem } from "./edwards.js";
+import { ENCRYPTION_ALG, importEncryptionKey } from "./jwe.js";
 import type { Alg } from "./profile.js";
 import { isObject } from "./strict-json.js";
 
@@ -19,7 +21,7 @@ export type KeyMaterial = Awaited<ReturnType<typeof importJWK>>;
 /** A key of a ring: its id, its algorithm, and the material jose uses. Never holds a printable secret. */
 export interface RingKey {
   readonly kid: string;
-  readonly alg: Alg;
+  readonly alg: Alg | typeof ENCRYPTION_ALG;
   readonly material: KeyMaterial;
 }
 
@@ -51,21 +53,31 @@ export async function loadRing(jwks: unknown): Promise<Ring> {
   return ring;
 }
 
-/** Load a private JWK (an `oct` secret, or an OKP Ed25519 key with `d`) to sign with. */
+/** Load a private JWK (an `oct` secret, an OKP Ed25519 key with `d`, or an A256GCM key) to mint with. */
 export async function loadSigningKey(jwk: unknown): Promise<RingKey> {
   return loadKey(jwk, "sign");
 }
 
 async function loadKey(jwk: unknown, use: "sign" | "verify"): Promise<RingKey> {
   if (!isObject(jwk)) throw new KeyError("a JWK must be a JSON object");
-  if (jwk.use !== undefined && jwk.use !== "sig") throw new KeyError('a JWK\'s "use" must be "sig"');
+  // An encryption key (oct with alg A256GCM, jwe.ts) has use "enc"; every other key "sig".
+  const expectedUse = jwk.kty === "oct" && jwk.alg === ENCRYPTION_ALG ? "enc" : "sig";
+  if (jwk.use !== undefined && jwk.use !== expectedUse) throw new KeyError(`this JWK's "use" must be "${expectedUse}"`);
   const { alg, material } = await importKey(jwk, use);
   return { kid: await keyId(jwk), alg, material };
 }
 
 async function importKey(jwk: { [name: string]: unknown }, use: "sign" | "verify"): Promise<Omit<RingKey, "kid">> {
+  if (jwk.kty === "oct" && jwk.alg === ENCRYPTION_ALG) {
+    try {
+      return await importEncryptionKey(member(jwk, "k"), jwk.k as string);
+    } catch (error) {
+      if (error instanceof KeyError) throw error;
+      throw new KeyError(`an A256GCM JWK is not usable: ${error instanceof Error ? error.message : "unknown"}`);
+    }
+  }
   if (jwk.kty === "oct") {
-    if (jwk.alg !== undefined && jwk.alg !== "HS256") throw new KeyError('an oct JWK\'s "alg" must be HS256');
+    if (jwk.alg !== undefined && jwk.alg !== "HS256") throw new KeyError('an oct JWK\'s "alg" must be HS256 or A256GCM');
     if (member(jwk, "k").length < MIN_SECRET_BYTES) {
       throw new KeyError(`an HS256 secret must be at least ${MIN_SECRET_BYTES} bytes`);
     }
@@ -75,7 +87,10 @@ async function importKey(jwk: { [name: string]: unknown }, use: "sign" | "verify
     if (jwk.alg !== undefined && jwk.alg !== "EdDSA" && jwk.alg !== "Ed25519") {
       throw new KeyError('an Ed25519 JWK\'s "alg" must be EdDSA (or Ed25519)');
     }
-    if (member(jwk, "x").length !== 32) throw new KeyError('an Ed25519 JWK\'s "x" must be 32 bytes');
+    const x = member(jwk, "x");
+    if (x.length !== 32) throw new KeyError('an Ed25519 JWK\'s "x" must be 32 bytes');
+    const problem = ed25519KeyProblem(x);
+    if (problem !== undefined) throw new KeyError(problem);
     const publicJwk: JWK = { kty: "OKP", crv: "Ed25519", x: jwk.x as string };
     if (jwk.d === undefined) {
       if (use === "sign") throw new KeyError('a signing key needs its private part "d"');

@@ -1,11 +1,13 @@
 /**
- * Minting (section 4) with jose's `SignJWT`: the header exactly {alg, typ, kid}, the closed claim
- * set, and the checks the profile asks of a minter before it signs.
+ * Minting (section 4) with jose's `SignJWT` (or `EncryptJWT` for an A256GCM key, jwe.ts): the header
+ * exactly {alg, typ, kid} ({alg, enc, typ, kid} when encrypted), the closed claim set, and the checks
+ * the profile asks of a minter before it signs.
  */
 
 import { SignJWT } from "jose";
 
 import * as b64 from "./b64.js";
+import { ENCRYPTION_ALG, encrypt } from "./jwe.js";
 import { argumentsDigest } from "./digest.js";
 import type { RingKey } from "./keys.js";
 import { DEFAULT_MAX_TOKEN_BYTES, MAX_STATE_DEPTH, TYP, audienceOf, type Target } from "./profile.js";
@@ -38,23 +40,28 @@ export class MintError extends Error {
 /** Mint the token for `request`. */
 export async function mint(request: MintRequest): Promise<string> {
   checkState(request.state, 0);
-  // Member order is free (section 4); SignJWT writes these first, then the registered claims.
-  const payload: { [name: string]: Json } = { state: request.state };
+  // The claims set of section 3.2 (member order is free, section 4), the same for both forms.
+  const payload: { [name: string]: Json } = {
+    iss: request.issuer,
+    sub: request.user,
+    aud: audienceOf(request.target),
+    iat: request.now,
+    exp: request.now + request.ttl,
+    jti: request.jti ?? b64.encode(crypto.getRandomValues(new Uint8Array(16))),
+    state: request.state,
+  };
   if (request.arguments !== undefined) {
     const digest = argumentsDigest(request.arguments);
-    if (digest === undefined) throw new MintError("the arguments have no RFC 8785 canonical form");
+    if (digest === undefined) {
+      throw new MintError("the arguments are unbindable: an integer beyond 2^53 - 1 (pass such ids as strings), or no RFC 8785 form");
+    }
     payload.args_sha256 = digest;
   }
   const { key } = request;
-  const token = await new SignJWT(payload)
-    .setProtectedHeader({ alg: key.alg, typ: TYP, kid: key.kid })
-    .setIssuer(request.issuer)
-    .setSubject(request.user)
-    .setAudience(audienceOf(request.target))
-    .setIssuedAt(request.now)
-    .setExpirationTime(request.now + request.ttl)
-    .setJti(request.jti ?? b64.encode(crypto.getRandomValues(new Uint8Array(16))))
-    .sign(key.material);
+  const token =
+    key.alg === ENCRYPTION_ALG
+      ? await encrypt(payload, key) // the encrypted form (jwe.ts)
+      : await new SignJWT(payload).setProtectedHeader({ alg: key.alg, typ: TYP, kid: key.kid }).sign(key.material);
   if (token.length > DEFAULT_MAX_TOKEN_BYTES) {
     // The token is ASCII, so its length is its size in bytes.
     throw new MintError(`the token would be longer than ${DEFAULT_MAX_TOKEN_BYTES} bytes; keep less in the state`);

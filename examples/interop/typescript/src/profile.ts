@@ -3,7 +3,7 @@
  * limits, reason codes, and how a request's target is written into `aud`.
  */
 
-/** The `typ` header value, compared byte for byte (section 3.1, step 7). */
+/** The `typ` header value, compared as the decoded string (section 3.1, step 7). */
 export const TYP = "mrtr-state+jwt";
 
 /** The two algorithms of the profile; `Ed25519` (RFC 9864) is not one of them in version 1. */

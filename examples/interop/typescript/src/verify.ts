@@ -20,6 +20,7 @@ import { errors, jwtVerify } from "jose";
 
 import * as b64 from "./b64.js";
 import { argumentsDigest } from "./digest.js";
+import { decrypt, type ClaimOptions } from "./jwe.js";
 import type { Ring } from "./keys.js";
 import {
   ALL_CLAIMS,
@@ -50,6 +51,8 @@ export interface Policy {
   readonly maxLifetime: number;
   readonly leeway: number;
   readonly maxTokenBytes: number;
+  /** Refuse a token for a tool or prompt that has no args_sha256 (step 19). */
+  readonly requireArguments: boolean;
 }
 
 /** The outcome: the state of an accepted token, or the reason code of a refused one. */
@@ -70,7 +73,7 @@ export async function verify(token: unknown, ring: Ring, request: Request, polic
 // An integer literal of 0 or more: digits with no fraction or exponent, and no sign except in `-0`,
 // which is an integer literal with the value 0 (section 3.2).
 const TIME = /^(?:-?0|[1-9][0-9]*)$/;
-const JTI = /^[A-Za-z0-9_-]{16,64}$/;
+const JTI = /^[A-Za-z0-9_-]{22,64}$/;
 const DIGEST = /^[A-Za-z0-9_-]{43}$/;
 const MAX_DATE_SECONDS = 8.64e12; // the last second a JavaScript Date can hold
 
@@ -86,8 +89,13 @@ async function validate(token: unknown, ring: Ring, request: Request, policy: Po
     refuse("too_large", "the token is longer than the size cap");
   }
 
-  // 2. Three non-empty segments of the base64url alphabet.
+  // 2. Three non-empty segments of the base64url alphabet; five are the encrypted form (jwe.ts),
+  // whose decrypted claims go through the same steps 11 to 19.
   const segments = token.split(".");
+  if (segments.length === 5) {
+    const { claims, claimError } = await decrypt(token, segments, ring, claimOptions(request, policy));
+    return claimSteps(claims, claimVerdict(claimError), request, policy);
+  }
   if (segments.length !== 3 || !segments.every((segment) => b64.BASE64URL.test(segment))) {
     refuse("malformed", "the token is not three base64url segments joined by '.'");
   }
@@ -96,14 +104,14 @@ async function validate(token: unknown, ring: Ring, request: Request, policy: Po
   const [headerSegment = "", payloadSegment = ""] = segments;
 
   // 4. The header is a strict JSON object (I-JSON: safe integers, no escaped lone surrogate).
-  const header = strictObject(headerSegment, "header").value as { [name: string]: Json };
+  const header = strictObject(b64.decode(headerSegment), "header").value as { [name: string]: Json };
   // 5. Only alg, typ and kid: jose ignores unknown parameters (and understands crit, b64, ...).
   if (!Object.keys(header).every((name) => HEADER_PARAMETERS.includes(name))) {
     refuse("unsupported_header", "the header has a parameter the profile forbids");
   }
   // 6. alg is HS256 or EdDSA (not none, Ed25519, HS512, ...).
   if (header.alg !== "HS256" && header.alg !== "EdDSA") refuse("unsupported_header", "alg is not HS256 or EdDSA");
-  // 7. typ exactly.
+  // 7. typ exactly, as the decoded JSON string ("mrtr-state\u002bjwt" is the same string).
   if (header.typ !== TYP) refuse("wrong_type", `typ is not exactly ${TYP}`);
   // 8. kid names a key of the ring.
   const key = typeof header.kid === "string" ? ring.get(header.kid) : undefined;
@@ -112,33 +120,45 @@ async function validate(token: unknown, ring: Ring, request: Request, policy: Po
   // 9 and 10: jose, with the algorithm pinned to the key (never chosen by the token), checks the
   // signature; then it compares iss, sub and aud (steps 16 to 18) and exp. Its verdict on the
   // claims is used only after the profile's earlier steps, below.
-  let claimRefusal: Reason | undefined;
+  let claimError: unknown;
   try {
-    await jwtVerify(token, key.material, {
-      algorithms: [key.alg],
-      typ: TYP, // already compared exactly in step 7; jose's comparison is looser
-      issuer: policy.issuer,
-      subject: request.user,
-      audience: audienceOf(request.target),
-      clockTolerance: policy.leeway,
-      // jose always checks exp and would otherwise use the wall clock. A clock clamped to the
-      // Date range is never stricter than step 15 below, which decides.
-      currentDate: new Date(Math.min(policy.now, MAX_DATE_SECONDS) * 1000),
-    });
+    await jwtVerify(token, key.material, { ...claimOptions(request, policy), algorithms: [key.alg] });
   } catch (error) {
-    // jose reads the claims only once the signature has verified, so a claims error means a good signature.
-    if (error instanceof errors.JWTClaimValidationFailed || error instanceof errors.JWTExpired) {
-      claimRefusal = reasonForClaimError(error);
-    } else if (error instanceof errors.JWTInvalid) {
-      claimRefusal = "malformed"; // claims that are not a JSON object: step 11 below says so first
-    } else {
-      refuse(reasonForJwsError(error), "jose refused the token");
-    }
+    claimError = error;
   }
+  return claimSteps(b64.decode(payloadSegment), claimVerdict(claimError), request, policy);
+}
 
+/** jose's options for steps 14 to 18, the same for jwtVerify (signed) and jwtDecrypt (encrypted). */
+function claimOptions(request: Request, policy: Policy): ClaimOptions {
+  return {
+    typ: TYP, // already compared exactly in step 7; jose's comparison is looser
+    issuer: policy.issuer,
+    subject: request.user,
+    audience: audienceOf(request.target),
+    clockTolerance: policy.leeway,
+    // jose always checks exp and would otherwise use the wall clock. A clock clamped to the
+    // Date range is never stricter than step 15 below, which decides.
+    currentDate: new Date(Math.min(policy.now, MAX_DATE_SECONDS) * 1000),
+  };
+}
+
+/** jose's verdict on the claims, used by the claim steps in the profile's order; a token error refuses now. */
+function claimVerdict(error: unknown): Reason | undefined {
+  if (error === undefined) return undefined;
+  // jose reads the claims only once the signature (or tag) has verified, so a claims error means a good one.
+  if (error instanceof errors.JWTClaimValidationFailed || error instanceof errors.JWTExpired) {
+    return reasonForClaimError(error);
+  }
+  if (error instanceof errors.JWTInvalid) return "malformed"; // claims that are not a JSON object: step 11 says so first
+  return refuse(reasonForJwsError(error), "jose refused the token");
+}
+
+/** Steps 11 to 19 on the claims text of either form, with jose's verdict on the claims. */
+function claimSteps(payload: Uint8Array, claimRefusal: Reason | undefined, request: Request, policy: Policy): Json {
   // 11. The claims are a strict JSON object (no duplicates, unsafe integers or escaped lone surrogates
   // at any depth, inside state too).
-  const parsed = strictObject(payloadSegment, "claims");
+  const parsed = strictObject(payload, "claims");
   const claims = parsed.value as { [name: string]: Json };
 
   // 12. The closed claim set, each claim of its type.
@@ -153,7 +173,7 @@ async function validate(token: unknown, ring: Ring, request: Request, policy: Po
   const iat = time(parsed, "iat");
   const exp = time(parsed, "exp");
   if (exp <= iat) refuse("malformed", "exp is not after iat");
-  if (typeof claims.jti !== "string" || !JTI.test(claims.jti)) refuse("malformed", "jti is not 16 to 64 base64url");
+  if (typeof claims.jti !== "string" || !JTI.test(claims.jti)) refuse("malformed", "jti is not 22 to 64 base64url");
   const bound = Object.hasOwn(claims, "args_sha256");
   if (bound && (typeof claims.args_sha256 !== "string" || !DIGEST.test(claims.args_sha256))) {
     refuse("malformed", "args_sha256 is not 43 base64url characters");
@@ -168,18 +188,22 @@ async function validate(token: unknown, ring: Ring, request: Request, policy: Po
   // nothing else: its exp check with the clamped clock is never stricter than step 15.)
   if (claimRefusal !== undefined) refuse(claimRefusal, "jose refused a claim");
 
-  // 19. The argument digest, when the token is bound to arguments.
+  // 19. The argument digest, when the token is bound to arguments; a verifier may require the binding
+  // for tools and prompts (a resource read has no arguments).
+  if (!bound && policy.requireArguments && !("resource" in request.target)) {
+    refuse("wrong_request", "the verifier requires args_sha256, which is absent");
+  }
   if (bound && argumentsDigest(request.arguments) !== claims.args_sha256) {
     refuse("wrong_request", "args_sha256 does not match the arguments");
   }
   return claims.state as Json;
 }
 
-/** Steps 4 and 11: decode a segment (already known canonical) and read it as a strict JSON object. */
-function strictObject(segment: string, what: string): ParsedJson {
+/** Steps 4 and 11: read a decoded segment (or the decrypted claims) as a strict JSON object. */
+function strictObject(text: Uint8Array, what: string): ParsedJson {
   let parsed: ParsedJson;
   try {
-    parsed = parseStrictJson(b64.decode(segment), { maxDepth: MAX_TEXT_DEPTH, iJson: true });
+    parsed = parseStrictJson(text, { maxDepth: MAX_TEXT_DEPTH, iJson: true });
   } catch {
     refuse("malformed", `the ${what} is not strict UTF-8 JSON`);
   }

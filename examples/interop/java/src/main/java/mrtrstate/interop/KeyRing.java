@@ -2,6 +2,7 @@ package mrtrstate.interop;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.crypto.tink.subtle.Ed25519Sign;
+import com.nimbusds.jose.Algorithm;
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSSigner;
@@ -29,14 +30,18 @@ import java.util.regex.Pattern;
  *
  * <p>Nimbus parses the JWK, computes the RFC 7638 thumbprint and makes the signers and verifiers. The rules
  * Nimbus does not apply at load time are added here: {@code use} is {@code sig}, {@code alg} matches the key
- * type, base64url members are canonical, an Ed25519 {@code x} is the public key of its {@code d}, kids are
- * distinct. (The HS256 minimum of 32 bytes is Nimbus's: {@code MACVerifier} refuses a shorter secret.)
+ * type, base64url members are canonical, an Ed25519 {@code x} is a canonical point of large order
+ * ({@link Ed25519Point}) and the public key of its {@code d}, kids are distinct. (The HS256 minimum of 32 bytes is Nimbus's: {@code MACVerifier} refuses a shorter secret.)
  */
 final class KeyRing {
     private static final Pattern KID = Pattern.compile("[\\x21-\\x7e]{1,128}");
 
-    /** One key: its id, its algorithm (the only one a token naming it may use), and its verifier. */
-    record Key(String kid, JWSAlgorithm alg, JWK jwk, JWSVerifier verifier) {
+    /**
+     * One key: its id, its algorithm (the only one a token naming it may use: a {@code JWSAlgorithm}, or
+     * {@code EncryptionMethod.A256GCM} for an encryption key, see JweForm), and its verifier (null for an
+     * encryption key).
+     */
+    record Key(String kid, Algorithm alg, JWK jwk, JWSVerifier verifier) {
         /** A signer for minting; BadJob for a public Ed25519 key. */
         JWSSigner signer() throws BadJob {
             try {
@@ -91,14 +96,17 @@ final class KeyRing {
         } catch (ParseException e) {
             throw new BadJob("a JWK cannot be read: " + e.getMessage());
         }
+        String alg = jwk.getAlgorithm() == null ? null : jwk.getAlgorithm().getName();
+        if (jwk instanceof OctetSequenceKey secret && JweForm.ALG.getName().equals(alg)) {
+            return JweForm.key(secret, kidOf(jwk)); // an encryption key: use "enc", 32 bytes
+        }
         if (jwk.getKeyUse() != null && !KeyUse.SIGNATURE.equals(jwk.getKeyUse())) {
             throw new BadJob("a JWK for this profile must have use 'sig' (or no 'use')");
         }
-        String alg = jwk.getAlgorithm() == null ? null : jwk.getAlgorithm().getName();
         try {
             if (jwk instanceof OctetSequenceKey secret) {
                 if (alg != null && !alg.equals("HS256")) {
-                    throw new BadJob("an 'oct' JWK must be for alg HS256");
+                    throw new BadJob("an 'oct' JWK must be for alg HS256 (or A256GCM)");
                 }
                 requireCanonical(secret.getKeyValue(), "k");
                 String kid = kidOf(jwk);
@@ -114,6 +122,10 @@ final class KeyRing {
                 requireCanonical(pair.getX(), "x");
                 if (pair.getDecodedX().length != 32) {
                     throw new BadJob("an Ed25519 JWK's 'x' must be 32 bytes");
+                }
+                String problem = Ed25519Point.problem(pair.getDecodedX());
+                if (problem != null) {
+                    throw new BadJob(problem);
                 }
                 if (pair.isPrivate()) {
                     requireCanonical(pair.getD(), "d");
@@ -137,10 +149,14 @@ final class KeyRing {
     }
 
     /** The JWK's {@code kid} member, else its RFC 7638 thumbprint (profile, section 7.4). */
-    private static String kidOf(JWK jwk) throws BadJob, JOSEException {
+    private static String kidOf(JWK jwk) throws BadJob {
         String kid = jwk.getKeyID();
         if (kid == null) {
-            return jwk.computeThumbprint().toString(); // SHA-256 over the required members
+            try {
+                return jwk.computeThumbprint().toString(); // SHA-256 over the required members
+            } catch (JOSEException e) {
+                throw new BadJob("cannot compute a JWK's thumbprint: " + e.getMessage());
+            }
         }
         if (!KID.matcher(kid).matches()) {
             throw new BadJob("a kid must be 1 to 128 printable ASCII characters without spaces");
@@ -148,7 +164,7 @@ final class KeyRing {
         return kid;
     }
 
-    private static void requireCanonical(Base64URL member, String name) throws BadJob {
+    static void requireCanonical(Base64URL member, String name) throws BadJob {
         String text = member.toString();
         if (text.isEmpty() || !Base64Url.isAlphabet(text) || !Base64Url.isCanonical(text)) {
             throw new BadJob("the JWK member '" + name + "' is not canonical unpadded base64url");

@@ -3,6 +3,7 @@ package mrtrstate.interop;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JOSEObjectType;
+import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
@@ -21,7 +22,7 @@ import java.util.regex.Pattern;
  * lack a required claim.
  */
 final class StateMinter {
-    private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{16,64}");
+    private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{22,64}");
     private static final int MAX_STATE_DEPTH = 32;
     /** The verifiers' default size cap; a token is ASCII, so its length is its size in bytes. */
     private static final long MAX_TOKEN_BYTES = 8192;
@@ -40,7 +41,7 @@ final class StateMinter {
         }
         String jti = claims.jti() != null ? claims.jti() : randomJti();
         if (!JTI.matcher(jti).matches()) {
-            throw new BadJob("jti must be 16 to 64 base64url characters");
+            throw new BadJob("jti must be 22 to 64 base64url characters");
         }
         JWTClaimsSet.Builder builder = new JWTClaimsSet.Builder()
                 .issuer(claims.issuer())
@@ -53,7 +54,8 @@ final class StateMinter {
             try {
                 builder.claim("args_sha256", ArgumentDigest.digest(claims.arguments()));
             } catch (IOException e) {
-                throw new BadJob("the arguments cannot be canonicalized (RFC 8785): " + e.getMessage());
+                throw new BadJob("the arguments cannot be bound (pass integers beyond 2^53 - 1 as strings): "
+                        + e.getMessage());
             }
         }
         // The verifier's own I-JSON rules, so that nothing is minted that a verifier would refuse.
@@ -64,17 +66,22 @@ final class StateMinter {
         checkDepth(claims.state(), 0);
         builder.claim("state", StrictJson.toJava(claims.state())).serializeNullClaims(true);
 
-        JWSHeader header = new JWSHeader.Builder(key.alg())
-                .type(new JOSEObjectType(StateVerifier.TYP))
-                .keyID(key.kid())
-                .build();
-        SignedJWT jwt = new SignedJWT(header, builder.build());
-        try {
-            jwt.sign(key.signer());
-        } catch (JOSEException e) {
-            throw new BadJob("cannot sign: " + e.getMessage());
+        String token;
+        if (key.alg() instanceof JWSAlgorithm alg) {
+            JWSHeader header = new JWSHeader.Builder(alg)
+                    .type(new JOSEObjectType(StateVerifier.TYP))
+                    .keyID(key.kid())
+                    .build();
+            SignedJWT jwt = new SignedJWT(header, builder.build());
+            try {
+                jwt.sign(key.signer());
+            } catch (JOSEException e) {
+                throw new BadJob("cannot sign: " + e.getMessage());
+            }
+            token = jwt.serialize();
+        } else {
+            token = JweForm.encrypt(key, builder.build()); // the encrypted form
         }
-        String token = jwt.serialize();
         if (token.length() > MAX_TOKEN_BYTES) {
             throw new BadJob("the token would exceed the size cap of " + MAX_TOKEN_BYTES + " bytes");
         }

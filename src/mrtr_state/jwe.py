@@ -1,0 +1,165 @@
+"""The encrypted form: JWE compact serialization as the profile restricts it.
+
+A token of the encrypted form (profile, section 3.6) is a JWE (RFC 7516) in
+compact serialization with ``"alg": "dir"`` and ``"enc": "A256GCM"``: five
+segments, the second (the encrypted key) empty, a 96-bit IV, the ciphertext of
+the same claims JSON a signed token carries, and a 128-bit tag. The additional
+authenticated data is the ASCII of the protected header segment (RFC 7516, 5.1
+step 14), so the header cannot be changed either.
+
+This layer implements the encrypted form's steps 1 to 10 (profile, section 5.1):
+size, five segments with an empty encrypted-key segment, canonical base64url,
+header JSON, header allowlist, ``alg`` and ``enc``, ``typ``, ``kid``, the key's
+form, decryption; and step 11 on the decrypted claims. It knows nothing of the
+claims themselves (:mod:`mrtr_state.claims`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mrtr_state import _b64, _json
+from mrtr_state.errors import InvalidRequestState
+from mrtr_state.jws import TYP
+from mrtr_state.keys import ENCRYPTION_ALGORITHM, A256GCMKey, Key, Keyring
+
+__all__ = [
+    "ALG",
+    "ENC",
+    "HEADER_PARAMETERS",
+    "IV_BYTES",
+    "SEGMENTS",
+    "TAG_BYTES",
+    "check_header",
+    "decode_claims",
+    "decrypt",
+    "encrypt",
+    "header_segment",
+    "is_encrypted",
+    "key_for_header",
+    "size",
+    "split",
+]
+
+#: The key management algorithm of the encrypted form: the key is used directly.
+ALG: Final = "dir"
+#: The content encryption algorithm of the encrypted form.
+ENC: Final = ENCRYPTION_ALGORITHM
+#: The only protected header parameters an encrypted token may carry.
+HEADER_PARAMETERS: Final = frozenset({"alg", "enc", "typ", "kid"})
+#: The IV is 96 bits, the tag 128 bits (RFC 7518, section 5.3).
+IV_BYTES: Final = 12
+TAG_BYTES: Final = 16
+#: The number of segments of a compact JWE.
+SEGMENTS: Final = 5
+
+_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+# The encoded lengths of the IV and the tag, and the four dots and the empty key segment.
+_FIXED_CHARS: Final = 4 + (IV_BYTES * 4 + 2) // 3 + (TAG_BYTES * 4 + 2) // 3
+
+
+def is_encrypted(token: object, max_bytes: int) -> bool:
+    """Whether ``token`` has the shape of the encrypted form (four dots), cheaply.
+
+    The length is looked at first, so an oversized input is never scanned; it then
+    takes the signed form's path, whose step 1 refuses it as ``too_large``.
+    """
+    return type(token) is str and len(token) <= max_bytes and token.count(".") == SEGMENTS - 1
+
+
+def header_segment(key: A256GCMKey) -> str:
+    """The encoded protected header a minter emits: ``alg``, ``enc``, ``typ``, ``kid``."""
+    return _b64.encode(_json.dumps({"alg": ALG, "enc": ENC, "typ": TYP, "kid": key.kid}))
+
+
+def size(header: str, plaintext_bytes: int) -> int:
+    """The length of the token :func:`encrypt` makes from a plaintext of this many bytes."""
+    return len(header) + _FIXED_CHARS + (plaintext_bytes * 4 + 2) // 3
+
+
+def encrypt(key: A256GCMKey, header: str, plaintext: bytes, iv: bytes) -> str:
+    """Return the compact JWE of ``plaintext`` under the encoded protected ``header``.
+
+    ``iv`` must be 12 fresh random bytes: an IV used twice with one key loses
+    both confidentiality and integrity (profile, section 9.10).
+    """
+    if len(iv) != IV_BYTES:
+        raise ValueError(f"the IV must be {IV_BYTES} bytes, not {len(iv)}")
+    sealed = key.encrypt(iv, plaintext, header.encode("ascii"))
+    ciphertext, tag = sealed[:-TAG_BYTES], sealed[-TAG_BYTES:]
+    return f"{header}..{_b64.encode(iv)}.{_b64.encode(ciphertext)}.{_b64.encode(tag)}"
+
+
+def split(token: object, max_bytes: int) -> tuple[str, str, str, str]:
+    """Steps 1 to 3: size cap, five base64url segments (the second empty), each canonical.
+
+    Returns the protected header, IV, ciphertext and tag segments.
+    """
+    if not isinstance(token, str):
+        raise InvalidRequestState("malformed", "the token is not a string")
+    if len(token) > max_bytes or (
+        not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
+    ):
+        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
+    if not token.isascii() or token.encode("ascii").translate(None, _ALPHABET) != b"....":
+        raise InvalidRequestState("malformed", "the token is not five base64url segments joined by '.'")
+    header, encrypted_key, iv, ciphertext, tag = token.split(".")
+    if encrypted_key:
+        raise InvalidRequestState("malformed", "the encrypted key segment of the token is not empty")
+    if not (header and iv and ciphertext and tag):
+        raise InvalidRequestState("malformed", "a segment of the token is empty")
+    if not (
+        _b64.is_canonical(header)
+        and _b64.is_canonical(iv)
+        and _b64.is_canonical(ciphertext)
+        and _b64.is_canonical(tag)
+    ):
+        raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
+    return header, iv, ciphertext, tag
+
+
+def check_header(header: dict[str, Any]) -> None:
+    """Steps 5 to 7, which need no key: allowlisted parameters, ``alg`` and ``enc``, ``typ``."""
+    if not HEADER_PARAMETERS.issuperset(header):
+        raise InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids")
+    if header.get("alg") != ALG or header.get("enc") != ENC:
+        raise InvalidRequestState("unsupported_header", "the header's alg is not dir or its enc not A256GCM")
+    if header.get("typ") != TYP:
+        raise InvalidRequestState("wrong_type", f"the header's typ is not exactly {TYP!r}")
+
+
+def key_for_header(header: dict[str, Any], ring: Keyring) -> A256GCMKey:
+    """Steps 5 to 9: :func:`check_header`, then ``kid``, then the key is an encryption key."""
+    check_header(header)
+    kid = header.get("kid")
+    key: Key | None = ring.get(kid) if isinstance(kid, str) else None
+    if key is None:
+        raise InvalidRequestState("unknown_key", "the header's kid names no key in the ring")
+    if not isinstance(key, A256GCMKey):
+        raise InvalidRequestState(
+            "algorithm_mismatch", "the header's kid names a signing key, not an A256GCM key"
+        )
+    return key
+
+
+def decrypt(key: A256GCMKey, header: str, iv: str, ciphertext: str, tag: str) -> bytes:
+    """Step 10: a 12-byte IV, a 16-byte tag, and the tag verifies; return the plaintext."""
+    raw_iv = _b64.decode_checked(iv)
+    raw_tag = _b64.decode_checked(tag)
+    if len(raw_iv) != IV_BYTES or len(raw_tag) != TAG_BYTES:
+        raise InvalidRequestState("bad_signature", "the token's IV or tag has the wrong length")
+    plaintext = key.decrypt(raw_iv, _b64.decode_checked(ciphertext) + raw_tag, header.encode("ascii"))
+    if plaintext is None:
+        raise InvalidRequestState("bad_signature", "the token's tag does not verify")
+    return plaintext
+
+
+def decode_claims(plaintext: bytes) -> dict[str, Any]:
+    """Step 11: the decrypted claims are a strict UTF-8 JSON object."""
+    try:
+        claims = _json.loads(plaintext, max_depth=_json.MAX_TEXT_DEPTH)
+    except ValueError:
+        raise InvalidRequestState("malformed", "the payload is not strict UTF-8 JSON") from None
+    if not isinstance(claims, dict):
+        raise InvalidRequestState("malformed", "the payload is not a JSON object")
+    return claims

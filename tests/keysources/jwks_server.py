@@ -1,0 +1,144 @@
+"""A real HTTP server on loopback that serves a JWKS the test changes as it runs."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import ipaddress
+import json
+import ssl
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from mrtr_state import Keyring
+
+
+@dataclass
+class Behaviour:
+    """What the server answers; the test changes it between requests."""
+
+    body: bytes = b'{"keys": []}'
+    content_type: str = "application/jwk-set+json"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    # Wait this long for `release` before answering (a slow server); 0: answer at once.
+    stall: float = 0.0
+    # Send the body one byte at a time, `trickle` seconds apart (a server that never finishes).
+    trickle: float = 0.0
+    # Leave out Content-Length (the client must count the bytes itself).
+    no_length: bool = False
+
+    def serve(self, ring: Keyring) -> None:
+        self.body = json.dumps(ring.public_jwks()).encode()
+
+
+class JWKSServer:
+    """``ThreadingHTTPServer`` on 127.0.0.1, port 0; ``requests`` counts the GETs."""
+
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.behaviour = Behaviour()
+        self.scheme = "https" if tls is not None else "http"
+        self.requests = 0
+        self.release = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                b = server.behaviour
+                server.requests += 1
+                if b.stall:
+                    server.release.wait(b.stall)
+                self.send_response(b.status)
+                self.send_header("Content-Type", b.content_type)
+                for name, value in b.headers.items():
+                    self.send_header(name, value)
+                if not b.no_length:
+                    self.send_header("Content-Length", str(len(b.body)))
+                self.end_headers()
+                if b.trickle:
+                    for byte in b.body:
+                        if server.release.wait(b.trickle):
+                            return
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                else:
+                    with contextlib.suppress(OSError):
+                        self.wfile.write(b.body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self.running = False
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.port}/.well-known/mrtr-state-jwks.json"
+
+    def start(self) -> None:
+        self.thread.start()
+        self.running = True
+
+    def stop(self) -> None:
+        """Stop answering and close the socket: a server that died."""
+        self.release.set()
+        if self.running:
+            self.httpd.shutdown()
+            self.running = False
+        self.httpd.server_close()
+
+
+@contextlib.contextmanager
+def jwks_server(tls: ssl.SSLContext | None = None) -> Iterator[JWKSServer]:
+    server = JWKSServer(tls)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def self_signed(directory: Path) -> tuple[ssl.SSLContext, Path]:
+    """A TLS server context for 127.0.0.1 with a new self-signed certificate, and that certificate's file."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file = directory / "cert.pem"
+    key_file = directory / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    return context, cert_file

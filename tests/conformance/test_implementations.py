@@ -26,7 +26,9 @@ SEED = "20261202"
 
 @pytest.mark.parametrize("manifest", MANIFESTS, ids=lambda path: path.parent.relative_to(ROOT).as_posix())
 def test_each_implementation_reaches_the_class_it_claims(manifest: Path) -> None:
-    claimed = json.loads(manifest.read_text(encoding="utf-8"))["class"]
+    description = json.loads(manifest.read_text(encoding="utf-8"))
+    claimed = description["class"]
+    forms = [option for form in description.get("forms", ()) for option in ("--form", form)]
     program = harness.Program.load(manifest)
     harness.build(program)
     run = subprocess.run(
@@ -44,6 +46,7 @@ def test_each_implementation_reaches_the_class_it_claims(manifest: Path) -> None
             MUTATIONS,
             "--seed",
             SEED,
+            *forms,
             "--",
             *program.run,
         ],

@@ -149,7 +149,8 @@ func verify(r request) map[string]any {
 	default:
 		return refuse("malformed")
 	}
-	if bound, ok := claims["args_sha256"]; ok || r.RequireArguments {
+	required := r.RequireArguments && r.Resource == nil // a resource read has no arguments
+	if bound, ok := claims["args_sha256"]; ok || required {
 		if want, ok := digest(r.Arguments); !ok || bound != want {
 			return refuse("wrong_request")
 		}

@@ -108,6 +108,14 @@ def register(commands: argparse._SubParsersAction[Parser]) -> None:
         help="the class the implementation claims; exit status 1 if it does not reach it (default strict)",
     )
     command.add_argument(
+        "--form",
+        dest="forms",
+        action="append",
+        choices=("signed", "encrypted"),
+        help="only the tokens of this form (repeat for both; default both): for an implementation that "
+        "offers one form",
+    )
+    command.add_argument(
         "--mutations", type=int, default=500, metavar="N", help="generated mutations to add (default 500)"
     )
     command.add_argument(
@@ -138,7 +146,8 @@ def _conformance(args: argparse.Namespace) -> int:
         raise CliError("give the implementation's command after '--' (or --serve)")
     if args.mutations < 0:
         raise CliError("--mutations must be 0 or more")
-    cases = _cases(args.vectors)
+    forms = set(args.forms or ("signed", "encrypted"))
+    cases = [case for case in _cases(args.vectors) if case.form is None or case.form in forms]
     seed = random.SystemRandom().randrange(2**31) if args.seed is None else args.seed
     cases += mutate(cases, _keys(args.vectors), count=args.mutations, seed=seed)
     try:

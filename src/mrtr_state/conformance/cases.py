@@ -21,6 +21,10 @@ SETTINGS: Final = ("issuer", "max_lifetime", "leeway", "max_token_bytes", "requi
 
 _TARGETS: Final = ("tool", "prompt", "resource")
 
+#: The ring each token vector file is verified against, by file (profile, section 12); others use
+#: ``verifier_jwks``.
+_RINGS: Final = {"encrypted": "encrypted_verifier_jwks"}
+
 
 @dataclass(frozen=True)
 class Case:
@@ -31,7 +35,8 @@ class Case:
     produce this input (profile, section 12.5): a baseline verifier must refuse it.
     ``reencoding`` marks a token whose segments decode to the bytes of a valid
     token: a baseline verifier whose replay store is not keyed on the text may
-    accept it.
+    accept it. ``form`` is ``signed`` or ``encrypted`` for a token case (the form of
+    the vector it comes from) and ``None`` otherwise.
     """
 
     id: str
@@ -40,6 +45,7 @@ class Case:
     keyless: bool = False
     reencoding: bool = False
     origin: str = field(default="vector")
+    form: str | None = None
 
     @property
     def op(self) -> str:
@@ -80,7 +86,7 @@ def _read(path: Path) -> dict[str, Any]:
 def _case(stem: str, data: Mapping[str, Any], keys: Mapping[str, Any], vector: Mapping[str, Any]) -> Case:
     name = f"{stem}/{vector['id']}"
     if "token" in vector:
-        return _token_case(name, data, keys, vector)
+        return _token_case(stem, name, data, keys, vector)
     if "jwk" in vector:
         return Case(name, {"op": "load_key", "jwk": vector["jwk"]}, {"loaded": False})
     if "arguments" in vector:
@@ -90,12 +96,12 @@ def _case(stem: str, data: Mapping[str, Any], keys: Mapping[str, Any], vector: M
 
 
 def _token_case(
-    name: str, data: Mapping[str, Any], keys: Mapping[str, Any], vector: Mapping[str, Any]
+    stem: str, name: str, data: Mapping[str, Any], keys: Mapping[str, Any], vector: Mapping[str, Any]
 ) -> Case:
     defaults = data.get("defaults", {})
     request: dict[str, Any] = {
         "op": "verify",
-        "keys": data.get("keys", keys["verifier_jwks"]),
+        "keys": keys[_RINGS.get(stem, "verifier_jwks")],
         "token": vector["token"],
         "user": vector["user"],
         "now": vector["now"],
@@ -110,4 +116,7 @@ def _token_case(
             request[setting] = vector.get(setting, defaults.get(setting))
     expected = vector["expected"]
     keyless = bool(vector.get("keyless", False)) and not expected["valid"]
-    return Case(name, request, dict(expected), keyless=keyless)
+    form = "encrypted" if stem == "encrypted" else "signed"
+    return Case(
+        name, request, dict(expected), keyless=keyless, reencoding=bool(vector.get("reencoding")), form=form
+    )

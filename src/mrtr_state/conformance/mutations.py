@@ -12,8 +12,8 @@ Four kinds, drawn from a seeded random generator so that a run can be repeated:
     after it expired (no key needed: a client holds such tokens), or before it
     was issued (a verifier's clock behind the minter's: no client can cause it);
 ``resign``
-    the header or the claims changed and the token signed again with the vector
-    key that signed it (only a key holder can do this).
+    the header or the claims changed and the token signed (or encrypted) again
+    with the vector key that made it (only a key holder can do this).
 
 The expected answer of every mutation is :func:`~mrtr_state.conformance.answer`'s.
 """
@@ -30,7 +30,7 @@ from typing import Any, Final
 from mrtr_state import _b64
 from mrtr_state.conformance.cases import Case
 from mrtr_state.conformance.reference import answer
-from mrtr_state.keys import Key
+from mrtr_state.keys import A256GCMKey, Key
 
 __all__ = ["mutate"]
 
@@ -41,9 +41,9 @@ _Edit = Callable[[bytes, bytes, Mapping[str, Any]], tuple[bytes, bytes]]
 def mutate(cases: Sequence[Case], keys: Mapping[str, Any], *, count: int, seed: int) -> list[Case]:
     """``count`` mutations of the valid token cases among ``cases``, with reference verdicts.
 
-    ``keys`` is ``spec/vectors/keys.json``: its private keys re-sign the
-    ``resign`` mutations. Tokens of a form this module cannot re-sign get the
-    other three kinds only.
+    ``keys`` is ``spec/vectors/keys.json``: its private and secret keys re-sign
+    (or re-encrypt) the ``resign`` mutations. A token whose key is not among them
+    gets the other three kinds only.
     """
     valid = [case for case in cases if case.op == "verify" and case.expected["valid"]]
     if not valid or count <= 0:
@@ -71,7 +71,7 @@ def mutate(cases: Sequence[Case], keys: Mapping[str, Any], *, count: int, seed: 
             keyless = _change_context(rng, request)
         else:
             assert signer is not None  # noqa: S101  (checked above)
-            request["token"] = _resign(rng, base.request["token"], signer, base.request)
+            request["token"] = _remake(rng, base.request["token"], signer, base.request)
         made.append(
             Case(
                 f"mutation/{number}-{kind}-of-{base.id.split('/', 1)[-1]}",
@@ -80,6 +80,7 @@ def mutate(cases: Sequence[Case], keys: Mapping[str, Any], *, count: int, seed: 
                 keyless=keyless,
                 reencoding=reencoding,
                 origin=kind,
+                form=base.form,
             )
         )
     return made
@@ -102,7 +103,7 @@ def _signers(keys: Mapping[str, Any]) -> dict[str, Key]:
 
 def _kid(token: str) -> str | None:
     segments = token.split(".")
-    if len(segments) != 3:
+    if len(segments) not in (3, 5):
         return None
     try:
         header = json.loads(_lax(segments[0]))
@@ -172,15 +173,24 @@ def _change_context(rng: random.Random, request: dict[str, Any]) -> bool:
     return True
 
 
-def _resign(rng: random.Random, token: str, key: Key, request: Mapping[str, Any]) -> str:
-    header_segment, payload_segment, _ = token.split(".")
-    header = json.loads(_lax(header_segment))
-    claims = json.loads(_lax(payload_segment))
-    edits = rng.sample(_EDITS, k=rng.choice((1, 1, 2)))
-    header_bytes, payload_bytes = _compact(header), _compact(claims)
-    for edit in edits:
+def _remake(rng: random.Random, token: str, key: Key, request: Mapping[str, Any]) -> str:
+    """Edit the header or the claims of a valid token, then sign or encrypt it again with ``key``."""
+    segments = token.split(".")
+    if isinstance(key, A256GCMKey):
+        payload = key.decrypt(_lax(segments[2]), _lax(segments[3]) + _lax(segments[4]), segments[0].encode())
+        if payload is None:
+            raise ValueError("a valid vector's token does not decrypt under its key")
+    else:
+        payload = _lax(segments[1])
+    header_bytes, payload_bytes = _compact(json.loads(_lax(segments[0]))), _compact(json.loads(payload))
+    for edit in rng.sample(_EDITS, k=rng.choice((1, 1, 2))):
         header_bytes, payload_bytes = edit(header_bytes, payload_bytes, request)
-    signing_input = f"{_b64.encode(header_bytes)}.{_b64.encode(payload_bytes)}"
+    header = _b64.encode(header_bytes)
+    if isinstance(key, A256GCMKey):
+        iv = rng.randbytes(12)
+        sealed = key.encrypt(iv, payload_bytes, header.encode("ascii"))
+        return f"{header}..{_b64.encode(iv)}.{_b64.encode(sealed[:-16])}.{_b64.encode(sealed[-16:])}"
+    signing_input = f"{header}.{_b64.encode(payload_bytes)}"
     return f"{signing_input}.{_b64.encode(key.sign(signing_input.encode('ascii')))}"
 
 
@@ -266,6 +276,9 @@ _EDITS: Final[tuple[_Edit, ...]] = (
     _with("jku", "https://attacker.example/jwks.json", header=True),
     _with("zip", "DEF", header=True),
     _with("cty", "JWT", header=True),
+    _with("enc", "A128GCM", header=True),
+    _with("enc", ..., header=True),
+    _with("alg", "dir", header=True),
     _raw(_append(b',"alg":"none"'), header=True),
     _raw(lambda raw: b" \n" + raw + b"\t ", header=True),
     _raw(lambda raw: b"\xef\xbb\xbf" + raw, header=True),

@@ -6,8 +6,9 @@
  *
  * What it adds to jose: the size cap before decoding, the key looked up by `kid` with the algorithm
  * pinned to that key, `typ` compared exactly (jose ignores case and an `application/` prefix), and
- * the argument digest (RFC 8785 through `canonicalize`). jose gives the signature, `iss`, `sub`,
- * `aud` and `exp` (refused from the second `exp` itself). It is NOT a strict verifier: it reads JSON
+ * the argument digest (RFC 8785 through `canonicalize`). jose gives the signature (or, for the
+ * encrypted form, the decryption with `dir` + `A256GCM`), `iss`, `sub`, `aud` and `exp` (refused from
+ * the second `exp` itself). It is NOT a strict verifier: it reads JSON
  * leniently and accepts re-encodings, `aud` arrays and extra claims, which only a key holder can make.
  */
 
@@ -15,7 +16,7 @@ import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
 
 import canonicalize from "canonicalize";
-import { decodeProtectedHeader, errors, importJWK, jwtVerify, type JWK } from "jose";
+import { decodeProtectedHeader, errors, importJWK, jwtDecrypt, jwtVerify, type JWK } from "jose";
 
 type Reply = { valid: true; state: unknown } | { valid: false; reason: string } | Record<string, unknown>;
 
@@ -50,27 +51,34 @@ async function verify(request: Record<string, any>): Promise<Reply> {
   if (header.typ !== "mrtr-state+jwt") return refuse("wrong_type");
   const jwk = (request.keys.keys as JWK[]).find((key) => key.kid === header.kid);
   if (jwk === undefined) return refuse("unknown_key");
-  const alg = jwk.kty === "oct" ? "HS256" : "EdDSA";
+  const alg = jwk.alg === "A256GCM" ? "dir" : jwk.kty === "oct" ? "HS256" : "EdDSA";
   const target = Object.keys(METHODS).find((name) => name in request) ?? "tool";
   // A Date ends at 8.64e12 s, a NumericDate of the profile at 2^53 - 1: compare `exp` as integers here.
   const now: number = request.now;
   try {
-    const { payload } = await jwtVerify(token, await importJWK(jwk, alg), {
-      algorithms: [alg],
+    const options = {
       issuer: request.issuer,
       subject: request.user,
       audience: `${METHODS[target]}:${request[target]}`,
       currentDate: new Date(Math.min(now, 8.64e12) * 1000),
       clockTolerance: request.leeway ?? 0,
       requiredClaims: ["exp"],
-    });
+    };
+    const key = await importJWK(jwk, alg === "dir" ? "A256GCM" : alg);
+    const { payload } =
+      alg === "dir"
+        ? await jwtDecrypt(token, key, { ...options, keyManagementAlgorithms: ["dir"], contentEncryptionAlgorithms: ["A256GCM"] })
+        : await jwtVerify(token, key, { ...options, algorithms: [alg] });
     if (typeof payload.exp !== "number" || now >= payload.exp + (request.leeway ?? 0)) return refuse("expired");
-    const bound = payload.args_sha256 !== undefined || request.require_arguments === true;
+    const required = request.require_arguments === true && target !== "resource"; // a read has no arguments
+    const bound = payload.args_sha256 !== undefined || required;
     if (bound && payload.args_sha256 !== digest(request.arguments ?? {})) return refuse("wrong_request");
     return { valid: true, state: payload.state };
   } catch (error) {
     if (error instanceof errors.JWTExpired) return refuse("expired");
-    if (error instanceof errors.JWSSignatureVerificationFailed) return refuse("bad_signature");
+    if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWEDecryptionFailed) {
+      return refuse("bad_signature");
+    }
     if (error instanceof errors.JWTClaimValidationFailed) {
       const claim = { iss: "wrong_issuer", sub: "wrong_user", aud: "wrong_tool" }[error.claim];
       return refuse(claim ?? "malformed");

@@ -27,7 +27,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from mrtr_state import Key, Keyring, StateSealer, arguments_digest, canonicalize
+from mrtr_state import InvalidRequestState, Key, Keyring, StateSealer, arguments_digest, canonicalize
 from mrtr_state._b64 import encode as b64
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
@@ -2419,6 +2419,84 @@ def point_order_is_large(point: tuple[int, int]) -> bool:
     return q != (0, 1)
 
 
+# --- who could present each invalid vector (section 12.6) ---------------------------------------------
+# A baseline verifier must refuse every invalid vector that a party holding no key could present. That is
+# decided here from the token itself, by the rule of section 12.6, so that no vector is marked by hand.
+
+#: Refusals of an authentic token that come from where or when it is presented, not from its content,
+#: and the size cap, which a client can always exceed.
+PRESENTATION_REASONS = frozenset(
+    {"expired", "wrong_issuer", "wrong_user", "wrong_tool", "wrong_request", "too_large"}
+)
+
+
+def lenient(segment: str) -> bytes:
+    """What a lenient decoder reads: padding optional, unused bits ignored."""
+    bare = segment.rstrip("=")
+    return base64.urlsafe_b64decode(bare + "=" * (-len(bare) % 4))
+
+
+def authentic(tok: str, ring: Keyring) -> bool:
+    """Whether the token's signature (or tag) verifies under a key of `ring`, read leniently."""
+    segments = tok.split(".") if isinstance(tok, str) else []
+    try:
+        if len(segments) == 3:
+            message, signature = f"{segments[0]}.{segments[1]}".encode("ascii"), lenient(segments[2])
+            return any(key.alg in ("HS256", "EdDSA") and key.verify(message, signature) for key in ring)
+        if len(segments) == 5:
+            iv, sealed = lenient(segments[2]), lenient(segments[3]) + lenient(segments[4])
+            aad = segments[0].encode("ascii")
+            return any(key.alg == "A256GCM" and key.decrypt(iv, sealed, aad) is not None for key in ring)
+    except (ValueError, UnicodeEncodeError):
+        return False
+    return False
+
+
+def opens(entry: dict[str, Any], tok: str, defaults: dict[str, Any], ring: Keyring) -> str | None:
+    """The reason the reference refuses `tok` in the vector's context, or None if it opens."""
+    settings = {**defaults, **{k: entry[k] for k in defaults if k in entry}}
+    sealer = StateSealer(
+        ring,
+        issuer=settings["issuer"],
+        max_lifetime=settings["max_lifetime"],
+        leeway=settings["leeway"],
+        max_token_bytes=settings["max_token_bytes"],
+        require_arguments=settings.get("require_arguments", False),
+        clock=lambda: entry["now"],
+    )
+    target = {k: entry[k] for k in ("tool", "prompt", "resource") if k in entry}
+    try:
+        sealer.open(tok, user=entry["user"], arguments=entry.get("arguments", {}), **target)
+    except InvalidRequestState as refusal:
+        return refusal.reason
+    return None
+
+
+def mark_keyless(document: dict[str, Any], ring: Keyring) -> dict[str, Any]:
+    """Give each invalid vector `keyless` (and `reencoding` where it applies), just before `expected`."""
+    for index, entry in enumerate(document["vectors"]):
+        expected = entry.pop("expected")
+        if not expected["valid"]:
+            tok = entry["token"]
+            keyless = not authentic(tok, ring) or expected["reason"] in PRESENTATION_REASONS
+            reencoding = False
+            if not keyless and isinstance(tok, str) and tok.count(".") in (2, 4):
+                try:
+                    canonical = ".".join(b64(lenient(segment)) for segment in tok.split("."))
+                except ValueError:
+                    canonical = tok
+                if canonical != tok:
+                    reason = opens(entry, canonical, document["defaults"], ring)
+                    reencoding = reason is None or reason in PRESENTATION_REASONS
+                    keyless = reencoding
+            entry["keyless"] = keyless
+            if reencoding:
+                entry["reencoding"] = True
+        entry["expected"] = expected
+        document["vectors"][index] = entry
+    return document
+
+
 def documents() -> dict[str, Any]:
     keys = {
         "version": VERSION,
@@ -2440,13 +2518,14 @@ def documents() -> dict[str, Any]:
         },
         "vectors": token_vectors(),
     }
+    mark_keyless(tokens, VERIFIER)
     arguments = {"version": VERSION, "vectors": argument_vectors()}
     invalid_keys = {"version": VERSION, "vectors": invalid_key_vectors()}
     return {
         "keys.json": keys,
         "tokens.json": tokens,
         "arguments.json": arguments,
-        "encrypted.json": encrypted_document(),
+        "encrypted.json": mark_keyless(encrypted_document(), ENCRYPTED_VERIFIER),
         "invalid-keys.json": invalid_keys,
     }
 

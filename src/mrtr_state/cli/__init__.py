@@ -1,4 +1,4 @@
-"""The ``mrtr-state`` command line: keygen, jwks, inspect, verify.
+"""The ``mrtr-state`` command line: keygen, jwks, inspect, verify, conformance.
 
 For the people who run servers that use this library: make key rings, publish
 their public keys, look inside a ``requestState`` a client or a log shows them,
@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from mrtr_state import PROFILE_VERSION, __version__
-from mrtr_state.cli import _inspect, _keys, _verify
+from mrtr_state.cli import _conformance, _inspect, _keys, _verify
 from mrtr_state.cli._io import CliError
 from mrtr_state.cli._parsing import Parser
 from mrtr_state.cli._text import printable
@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     _keys.register(commands)
     _inspect.register(commands)
     _verify.register(commands)
+    _conformance.register(commands)
     return parser
 
 

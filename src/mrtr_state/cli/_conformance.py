@@ -1,0 +1,231 @@
+"""``mrtr-state conformance``: run another implementation of the profile through its vectors.
+
+The implementation is any program that speaks the JSON-lines protocol below; the
+runner sends it every vector of ``spec/vectors/`` and generated mutations of the
+valid tokens, compares every answer with the reference, and names the conformance
+class reached (profile, section 12.5). ``--serve`` speaks the protocol itself, with
+this library as the implementation: the reference, and a template to copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+from mrtr_state.cli._io import CliError
+from mrtr_state.cli._parsing import Parser
+from mrtr_state.conformance import (
+    CLASSES,
+    Case,
+    ImplementationError,
+    Report,
+    answer,
+    judge,
+    load_cases,
+    mutate,
+    run_cases,
+)
+
+__all__ = ["PROTOCOL", "register", "serve"]
+
+#: The protocol, as ``--help`` shows it (docs/conformance.md has the long form).
+PROTOCOL = """\
+protocol (JSON lines; UTF-8; one JSON object per line):
+  The runner starts COMMAND and writes requests to its standard input, one per
+  line, then closes it. The implementation answers each request with one line on
+  its standard output, in request order, carrying the request's "id". Its standard
+  error is free for diagnostics. Requests:
+
+  {"id": "0", "op": "verify", "keys": <JWKS>, "token": "...", "issuer": "...",
+   "user": "...", "tool" | "prompt" | "resource": "...", "arguments": {...},
+   "now": <seconds>, "max_lifetime": 600, "leeway": 0, "max_token_bytes": 8192,
+   "require_arguments": false}
+      -> {"id": "0", "valid": true, "state": <the state>}
+      or {"id": "0", "valid": false, "reason": "<reason code>"}
+      ("arguments" absent means {}; the settings fields may be absent: use the
+      profile's defaults; "require_arguments" absent means false)
+  {"id": "1", "op": "digest", "arguments": {...}}
+      -> {"id": "1", "digest": "<args_sha256>"} or {"id": "1", "unbindable": true}
+  {"id": "2", "op": "load_key", "jwk": {...}}
+      -> {"id": "2", "loaded": true} or {"id": "2", "loaded": false}
+  An operation the implementation does not offer:
+      -> {"id": "...", "unsupported": true}
+
+classes:
+  strict    every answer is the reference answer (verdict, reason code, state,
+            digest, key refusal) for every vector and mutation
+  baseline  every valid token is accepted with its state, and every token a party
+            without any key could produce is refused, with any reason code
+            (re-encodings of valid tokens are exempt)
+"""
+
+_EPILOG = f"""\
+{PROTOCOL}
+exit status: 0 the implementation reached --class; 1 it did not; 2 usage mistake
+or bad input (no vectors, a command that cannot start).
+
+examples:
+  mrtr-state conformance -- node examples/interop/typescript/dist/main.js conformance
+  mrtr-state conformance --class baseline -- go run ./examples/baseline/go
+  mrtr-state conformance --mutations 200000 --seed 7 -- ./my-verifier   # a long differential run
+  mrtr-state conformance --serve                                        # the reference implementation
+"""
+
+
+def register(commands: argparse._SubParsersAction[Parser]) -> None:
+    """Add the ``conformance`` command to the parser."""
+    command = commands.add_parser(
+        "conformance",
+        help="run an implementation of the profile through every vector and mutations",
+        description="Run an implementation of the profile (a command speaking the JSON-lines "
+        "protocol below) through every vector and generated mutations; report each case and "
+        "the conformance class reached.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.add_argument(
+        "implementation",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND [ARG ...]",
+        help="the implementation to run, after '--'",
+    )
+    command.add_argument(
+        "--vectors",
+        metavar="DIR",
+        type=Path,
+        default=Path("spec/vectors"),
+        help="the profile's vectors folder (default: spec/vectors)",
+    )
+    command.add_argument(
+        "--class",
+        dest="wanted",
+        choices=CLASSES,
+        default="strict",
+        help="the class the implementation claims; exit status 1 if it does not reach it (default strict)",
+    )
+    command.add_argument(
+        "--form",
+        dest="forms",
+        action="append",
+        choices=("signed", "encrypted"),
+        help="only the tokens of this form (repeat for both; default both): for an implementation that "
+        "offers one form",
+    )
+    command.add_argument(
+        "--mutations", type=int, default=500, metavar="N", help="generated mutations to add (default 500)"
+    )
+    command.add_argument(
+        "--seed", type=int, default=None, metavar="N", help="the mutations' seed (default: random, printed)"
+    )
+    command.add_argument(
+        "--timeout", type=float, default=300.0, metavar="SECONDS", help="for the whole run (default 300)"
+    )
+    command.add_argument(
+        "--report", metavar="FILE", type=Path, help="write every case's result as JSON lines"
+    )
+    command.add_argument("--quiet", action="store_true", help="print failures and the summary only")
+    command.add_argument(
+        "--serve", action="store_true", help="be the implementation: answer the protocol on stdin/stdout"
+    )
+    command.set_defaults(run=_conformance)
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    if args.serve:
+        if args.implementation:
+            raise CliError("--serve takes no command")
+        return serve(sys.stdin.buffer, sys.stdout)
+    command = list(args.implementation)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        raise CliError("give the implementation's command after '--' (or --serve)")
+    if args.mutations < 0:
+        raise CliError("--mutations must be 0 or more")
+    forms = set(args.forms or ("signed", "encrypted"))
+    cases = [case for case in _cases(args.vectors) if case.form is None or case.form in forms]
+    seed = random.SystemRandom().randrange(2**31) if args.seed is None else args.seed
+    cases += mutate(cases, _keys(args.vectors), count=args.mutations, seed=seed)
+    try:
+        answers = run_cases(command, cases, timeout=args.timeout)
+    except ImplementationError as exc:
+        raise CliError(str(exc)) from None
+    report = judge(cases, answers)
+    if args.report is not None:
+        _write_report(args.report, report)
+    _print(report, seed=seed, quiet=args.quiet)
+    return 0 if report.meets(args.wanted) else 1
+
+
+def _cases(directory: Path) -> list[Case]:
+    if not (directory / "keys.json").is_file():
+        raise CliError(f"no vectors in {str(directory)!r} (give --vectors DIR, the profile's spec/vectors)")
+    try:
+        return load_cases(directory)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _keys(directory: Path) -> dict[str, Any]:
+    keys: dict[str, Any] = json.loads((directory / "keys.json").read_text(encoding="utf-8"))
+    return keys
+
+
+def _print(report: Report, *, seed: int, quiet: bool) -> None:
+    for result in report.results:
+        vector = result.case.origin == "vector"
+        if result.strict and (quiet or not vector):
+            continue
+        verdict = "pass" if result.strict else "FAIL"
+        line = f"{verdict} {result.case.id}"
+        if not result.strict:
+            line += f": expected {result.wanted}, got {result.got}"
+            if result.baseline is False:
+                line += " (breaks the baseline class)"
+        print(line)
+    failed = len(report.failures)
+    print(f"mutation seed: {seed}")
+    for rule, count in sorted(report.failed_rules().items()):
+        print(f"failed rule: {rule} ({count} cases)")
+    print(f"class reached: {report.reached}")
+    print(f"{len(report.results) - failed} passed, {failed} failed")
+
+
+def _write_report(path: Path, report: Report) -> None:
+    try:
+        with path.open("w", encoding="utf-8") as file:
+            for result in report.results:
+                entry = {
+                    "id": result.case.id,
+                    "strict": result.strict,
+                    "baseline": result.baseline,
+                    "expected": result.wanted,
+                    "got": result.got,
+                }
+                file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise CliError(f"cannot write the report {str(path)!r}: {exc.strerror}") from None
+
+
+def serve(requests: Any, output: Any) -> int:
+    """Answer the protocol with this library: read request lines, write answer lines."""
+    for line in requests:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            request = None
+        if not isinstance(request, dict):
+            output.write(json.dumps({"id": None, "error": "a request line is not a JSON object"}) + "\n")
+            output.flush()
+            continue
+        try:
+            reply: dict[str, Any] = answer(request)
+        except (KeyError, TypeError, ValueError):
+            reply = {"unsupported": True}
+        output.write(json.dumps({"id": request.get("id"), **reply}, ensure_ascii=False) + "\n")
+        output.flush()
+    return 0

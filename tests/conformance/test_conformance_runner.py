@@ -1,0 +1,156 @@
+"""``mrtr-state conformance``: the runner, its classes, and the faults it must catch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mrtr_state.conformance import Case, judge, load_cases, mutate
+from mrtr_state.conformance.judge import same_json
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "spec" / "vectors"
+DOUBLE = [sys.executable, str(Path(__file__).with_name("broken_verifier.py"))]
+KEYS = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))
+
+
+def conformance(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mrtr_state", "conformance", "--vectors", str(VECTORS), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_the_reference_implementation_reaches_the_strict_class_through_the_protocol() -> None:
+    run = conformance(
+        "--mutations",
+        "300",
+        "--seed",
+        "1",
+        "--",
+        sys.executable,
+        "-m",
+        "mrtr_state",
+        "conformance",
+        "--serve",
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    assert "class reached: strict" in run.stdout
+    assert run.stdout.rstrip().endswith(" 0 failed")
+
+
+def test_a_verifier_that_skips_the_expiry_step_is_caught_and_the_step_named() -> None:
+    run = conformance("--mutations", "0", "--class", "baseline", "--", *DOUBLE, "skip-expiry")
+    assert run.returncode == 1
+    assert "failed rule: expired" in run.stdout
+    assert "class reached: none" in run.stdout
+    assert "(breaks the baseline class)" in run.stdout
+
+
+def test_a_verifier_with_wrong_reason_codes_is_baseline_but_not_strict() -> None:
+    strict = conformance("--mutations", "0", "--", *DOUBLE, "swap-reasons")
+    assert strict.returncode == 1
+    assert "failed rule: wrong_user" in strict.stdout
+    assert "class reached: baseline" in strict.stdout
+    baseline = conformance("--mutations", "0", "--class", "baseline", "--", *DOUBLE, "swap-reasons")
+    assert baseline.returncode == 0
+
+
+def test_a_verifier_that_loads_small_order_keys_fails_the_strict_class() -> None:
+    if not (VECTORS / "invalid-keys.json").exists():
+        pytest.fail("spec/vectors/invalid-keys.json is missing")
+    run = conformance("--mutations", "0", "--", *DOUBLE, "accept-small-order-keys")
+    assert run.returncode == 1
+    assert "failed rule: refuses a key at load" in run.stdout
+
+
+def test_an_implementation_that_stops_answering_fails_the_cases_it_left() -> None:
+    run = conformance("--mutations", "0", "--", *DOUBLE, "die-after", "5")
+    assert run.returncode == 1
+    assert "got no answer" in run.stdout
+    assert "class reached: none" in run.stdout
+
+
+def test_a_command_that_cannot_start_is_bad_input_in_one_line() -> None:
+    run = conformance("--", "/nonexistent/verifier")
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1
+    assert "cannot start" in run.stderr
+
+
+def test_a_run_without_a_command_is_a_usage_mistake() -> None:
+    run = conformance()
+    assert run.returncode == 2
+    assert "after '--'" in run.stderr
+
+
+def test_help_documents_the_protocol_and_the_classes() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "mrtr_state", "conformance", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for words in (
+        '"op": "verify"',
+        '"op": "digest"',
+        '"op": "load_key"',
+        '"unsupported": true',
+        "strict",
+        "baseline",
+    ):
+        assert words in run.stdout
+
+
+def test_serve_answers_a_line_that_is_not_json_with_an_error_and_goes_on() -> None:
+    lines = 'not json\n{"id": "a", "op": "digest", "arguments": {}}\n{"id": "b", "op": "sing"}\n'
+    run = subprocess.run(
+        [sys.executable, "-m", "mrtr_state", "conformance", "--serve"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answers = [json.loads(line) for line in run.stdout.splitlines()]
+    assert answers[0] == {"id": None, "error": "a request line is not a JSON object"}
+    assert answers[1] == {"id": "a", "digest": "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"}
+    assert answers[2] == {"id": "b", "unsupported": True}
+
+
+def test_mutations_are_reproducible_from_their_seed() -> None:
+    cases = load_cases(VECTORS)
+    first = mutate(cases, KEYS, count=50, seed=9)
+    again = mutate(cases, KEYS, count=50, seed=9)
+    assert [c.request for c in first] == [c.request for c in again]
+    assert {c.origin for c in mutate(cases, KEYS, count=400, seed=3)} == {
+        "flip",
+        "reencode",
+        "context",
+        "resign",
+    }
+
+
+def test_only_keyless_refusals_bind_the_baseline_class() -> None:
+    keyless = Case("k", {"op": "verify"}, {"valid": False, "reason": "bad_signature"}, keyless=True)
+    keyed = Case("m", {"op": "verify"}, {"valid": False, "reason": "malformed"})
+    reencoded = Case(
+        "r", {"op": "verify"}, {"valid": False, "reason": "malformed"}, keyless=True, reencoding=True
+    )
+    accepted = {"valid": True, "state": 1}
+    report = judge([keyless, keyed, reencoded], [{"valid": False, "reason": "x"}, accepted, accepted])
+    assert report.reached == "baseline"
+    assert judge([keyless], [accepted]).reached == "none"
+
+
+def test_states_compare_as_json_values() -> None:
+    assert same_json({"a": [1, 2.0, -0.0]}, {"a": [1.0, 2, 0]})
+    assert not same_json(True, 1)
+    assert not same_json({"a": None}, {"a": 0})
+    assert not same_json("1", 1)

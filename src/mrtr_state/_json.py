@@ -59,8 +59,8 @@ def _safe_int(text: str) -> int:
     return value
 
 
-# check_circular=False: the encoder's own cycle check keeps an id() per container
-# and cost 15% of every seal. A cycle is still refused: seal runs check_state first,
+# check_circular=False: the encoder's own cycle check keeps an id() per container,
+# a measurable part of every seal (docs/benchmarks.md). A cycle is still refused: seal runs check_state first,
 # whose depth limit stops at any cycle, and any other value that refers to itself
 # recurses until Python's recursion limit, which dumps turns into a ValueError.
 _ENCODER: Final = json.JSONEncoder(
@@ -89,7 +89,7 @@ _WHITESPACE: Final = " \t\n\r"
 
 # For bytes.translate: every digit and "+" becomes "0", "e" and "E" become "e",
 # every other byte a space, so that a long digit run and a long exponent are found
-# by substring searches of one translated copy (a regex took ten times longer).
+# by substring searches of one translated copy (a regex is much slower; docs/benchmarks.md).
 _NUMBER_SHAPES: Final = bytes(
     0x30 if 0x30 <= b <= 0x39 or b == 0x2B else 0x65 if b in (0x45, 0x65) else 0x20 for b in range(256)
 )
@@ -197,7 +197,7 @@ def _decode_exact(raw: bytes) -> Any:
     """The exact reader, after the nesting check: every rule by a hook, as the text is read."""
     text = raw.decode("utf-8")
     # raw_decode with the white space JSON allows around the value skipped here:
-    # what decode does, without its two regex calls (an eighth of a small parse).
+    # what decode does, without its two regex calls (docs/benchmarks.md).
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
         value, end = _DECODER.raw_decode(text, start)

@@ -17,6 +17,7 @@ import enum
 import math
 import threading
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
@@ -150,10 +151,15 @@ def verdict(read: Any, raw: bytes, depth: int) -> tuple[str, str]:
         return ("refused", str(exc))
 
 
-@settings(max_examples=1000, deadline=None)  # no timed tests: speed is the benchmark's job
-@given(damaged(), st.integers(1, 8))
-def test_the_fast_reader_decides_every_text_as_the_exact_reader(raw: bytes, depth: int) -> None:
-    assert verdict(_json.loads, raw, depth) == verdict(_json.loads_exact, raw, depth)
+# loads leaves texts of a few objects to the exact reader; -1 sends every text to the fast one.
+@pytest.mark.parametrize("few_objects", [_json._FEW_OBJECTS, -1])
+@settings(max_examples=600, deadline=None)  # no timed tests: speed is the benchmark's job
+@given(raw=damaged(), depth=st.integers(1, 8))
+def test_the_fast_reader_decides_every_text_as_the_exact_reader(
+    few_objects: int, raw: bytes, depth: int
+) -> None:
+    with patch.object(_json, "_FEW_OBJECTS", few_objects):
+        assert verdict(_json.loads, raw, depth) == verdict(_json.loads_exact, raw, depth)
 
 
 @pytest.mark.parametrize(
@@ -171,7 +177,7 @@ def test_the_fast_reader_decides_every_text_as_the_exact_reader(raw: bytes, dept
     ],
 )
 def test_a_repeated_member_name_is_refused_however_it_is_spelt(text: bytes) -> None:
-    with pytest.raises(ValueError, match="duplicate member name"):
+    with patch.object(_json, "_FEW_OBJECTS", -1), pytest.raises(ValueError, match="duplicate member name"):
         _json.loads(text, max_depth=8)
 
 
@@ -180,13 +186,16 @@ def test_a_repeated_member_name_is_refused_however_it_is_spelt(text: bytes) -> N
     [b'{"a":"x:y","b":"::","c":{"d:":"e"}}', b'{"\\u003a":1,"::":2}', b'{"q\\\\":"\\\\:","r":"\\":"}'],
 )
 def test_colons_in_strings_are_not_members(text: bytes) -> None:
-    assert _json.loads(text, max_depth=8) == _json.loads_exact(text, max_depth=8)
+    with patch.object(_json, "_FEW_OBJECTS", -1):
+        assert _json.loads(text, max_depth=8) == _json.loads_exact(text, max_depth=8)
 
 
-def test_underflow_is_read_as_zero_by_both_readers() -> None:
+@pytest.mark.parametrize("few_objects", [_json._FEW_OBJECTS, -1])
+def test_underflow_is_read_as_zero_by_both_readers(few_objects: int) -> None:
     text = b'{"state":[1e-400,-1e-400,5e-324]}'
-    assert repr(_json.loads(text, max_depth=8)) == repr(_json.loads_exact(text, max_depth=8))
-    assert _json.loads(text, max_depth=8) == {"state": [0.0, -0.0, 5e-324]}
+    with patch.object(_json, "_FEW_OBJECTS", few_objects):
+        assert repr(_json.loads(text, max_depth=8)) == repr(_json.loads_exact(text, max_depth=8))
+        assert _json.loads(text, max_depth=8) == {"state": [0.0, -0.0, 5e-324]}
 
 
 def test_threads_reading_at_once_each_get_their_own_count() -> None:

@@ -84,6 +84,16 @@ _DECODER: Final = json.JSONDecoder(
     parse_int=_safe_int,
 )
 
+# The same without the number hooks, for a text whose numbers cannot be out of
+# range (no 16-digit run, no three-digit exponent): the C scanner builds them.
+_DECODER_ANY_NUMBER: Final = json.JSONDecoder(
+    object_pairs_hook=_refuse_duplicates,
+    parse_constant=_refuse_constant,
+)
+# Up to this many objects, the exact reader's hook per object costs less than the
+# fast reader's member count (docs/benchmarks.md).
+_FEW_OBJECTS: Final = 8
+
 #: The white space JSON allows between tokens (RFC 8259, section 2).
 _WHITESPACE: Final = " \t\n\r"
 
@@ -115,15 +125,22 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     Number hooks run only for a text that may hold an out-of-range number, and a
     text that may hold an escaped surrogate, or that the fast reader refuses, is
     decided by the exact reader (:func:`loads_exact`): a refusal is always the
-    exact reader's, with its message.
+    exact reader's, with its message. So is a text of at most :data:`_FEW_OBJECTS`
+    objects, for which a hook per object costs less than the count.
     """
-    structure = _structure(raw)
-    if _nests_deeper(structure.translate(None, b":"), max_depth):
-        raise ValueError(f"JSON nested deeper than {max_depth} levels")
-    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
-        return _decode_exact(raw)
+    objects = raw.count(b"{")
+    structure = None
+    if objects + raw.count(b"[") > max_depth:  # else it cannot nest deeper than the limit
+        structure = _structure(raw)
+        if _nests_deeper(structure.translate(None, b":"), max_depth):
+            raise ValueError(f"JSON nested deeper than {max_depth} levels")
     shapes = raw.translate(_NUMBER_SHAPES)
     numbers = any(p in shapes for p in _MAYBE_OUT_OF_RANGE)
+    if objects <= _FEW_OBJECTS or (b"\\u" in raw and _SURROGATE_ESCAPE.search(raw)):
+        # A hook per object costs less than the member count for a few objects.
+        return _decode_exact(raw, _DECODER if numbers else _DECODER_ANY_NUMBER)
+    if structure is None:
+        structure = _structure(raw)
     reader = _READERS.__dict__.pop("reader", None) or _Reader()
     try:
         value = reader.read(raw, numbers)
@@ -132,7 +149,7 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     finally:
         _READERS.__dict__["reader"] = reader
     if value is _NOT_READ or reader.members != structure.count(b":"):
-        return _decode_exact(raw)
+        return _decode_exact(raw, _DECODER)
     return value
 
 
@@ -140,7 +157,7 @@ def loads_exact(raw: bytes, *, max_depth: int) -> Any:
     """:func:`loads` by the exact reader alone: the reference the fast path is held to."""
     if _depth_exceeds(_structure(raw).translate(None, b":"), max_depth):
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
-    return _decode_exact(raw)
+    return _decode_exact(raw, _DECODER)
 
 
 _NOT_READ: Final = object()
@@ -193,14 +210,18 @@ class _Reader:
 _READERS: Final = threading.local()
 
 
-def _decode_exact(raw: bytes) -> Any:
-    """The exact reader, after the nesting check: every rule by a hook, as the text is read."""
+def _decode_exact(raw: bytes, decoder: json.JSONDecoder) -> Any:
+    """The exact reader, after the nesting check: every rule by a hook, as the text is read.
+
+    ``decoder`` is :data:`_DECODER`, or :data:`_DECODER_ANY_NUMBER` for a text
+    whose numbers are known to be in range.
+    """
     text = raw.decode("utf-8")
     # raw_decode with the white space JSON allows around the value skipped here:
     # what decode does, without its two regex calls (docs/benchmarks.md).
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
-        value, end = _DECODER.raw_decode(text, start)
+        value, end = decoder.raw_decode(text, start)
     except RecursionError as exc:  # unreachable below the depth limit; kept total
         raise ValueError("JSON nested too deeply") from exc
     if text[end:].strip(_WHITESPACE):

@@ -60,9 +60,10 @@ def _safe_int(text: str) -> int:
 
 
 # check_circular=False: the encoder's own cycle check keeps an id() per container,
-# a measurable part of every seal (docs/benchmarks.md). A cycle is still refused: seal runs check_state first,
-# whose depth limit stops at any cycle, and any other value that refers to itself
-# recurses until Python's recursion limit, which dumps turns into a ValueError.
+# a measurable part of every seal (docs/benchmarks.md). A cycle is still refused:
+# seal runs check_state first, whose depth limit stops at any cycle, and any other
+# value that refers to itself recurses until Python's recursion limit, which dumps
+# turns into a ValueError.
 _ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
 )
@@ -99,7 +100,8 @@ _WHITESPACE: Final = " \t\n\r"
 
 # For bytes.translate: every digit and "+" becomes "0", "e" and "E" become "e",
 # every other byte a space, so that a long digit run and a long exponent are found
-# by substring searches of one translated copy (a regex is much slower; docs/benchmarks.md).
+# by substring searches of one translated copy (a regex is much slower; see
+# docs/benchmarks.md).
 _NUMBER_SHAPES: Final = bytes(
     0x30 if 0x30 <= b <= 0x39 or b == 0x2B else 0x65 if b in (0x45, 0x65) else 0x20 for b in range(256)
 )

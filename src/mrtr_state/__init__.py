@@ -19,7 +19,8 @@ CC BY 4.0).
 """
 
 from mrtr_state.canonical import arguments_digest, canonicalize
-from mrtr_state.errors import REASONS, InvalidRequestState, KeyringError
+from mrtr_state.contracts import Claims
+from mrtr_state.errors import REASONS, InvalidRequestState, KeyringError, Reason
 from mrtr_state.jws import TYP, decode_unverified
 from mrtr_state.keys import ALGORITHMS, DEFAULT_KEYS_VARIABLE, Key, Keyring
 from mrtr_state.replay import AsyncReplayStore, MemoryReplayStore, ReplayStore, ReplayStoreError
@@ -43,11 +44,13 @@ __all__ = [
     "REASONS",
     "TYP",
     "AsyncReplayStore",
+    "Claims",
     "InvalidRequestState",
     "Key",
     "Keyring",
     "KeyringError",
     "MemoryReplayStore",
+    "Reason",
     "ReplayStore",
     "ReplayStoreError",
     "StateSealer",

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import threading
+from collections.abc import Callable, Sequence
 from itertools import accumulate, count
+from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from operator import sub
 from typing import Any, Final, NoReturn
 
@@ -55,54 +59,168 @@ def _safe_int(text: str) -> int:
     return value
 
 
-# check_circular=False: the encoder's own cycle check keeps an id() per container
-# and cost 15% of every seal. A cycle is still refused: seal runs check_state first,
-# whose depth limit stops at any cycle, and any other value that refers to itself
-# recurses until Python's recursion limit, which dumps turns into a ValueError.
+# check_circular=False: the encoder's own cycle check keeps an id() per container,
+# a measurable part of every seal (docs/benchmarks.md). A cycle is still refused:
+# seal runs check_state first, whose depth limit stops at any cycle, and any other
+# value that refers to itself recurses until Python's recursion limit, which dumps
+# turns into a ValueError.
 _ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
 )
+# The C encoder behind _ENCODER.encode, made once instead of on every call.
+_C_ENCODE: Final[Callable[[Any, int], Sequence[str]] | None] = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(None, _ENCODER.default, c_encode_basestring, None, ":", ",", False, False, False)
+)
+
+# The exact reader, by construction: a Python hook per object that refuses a
+# duplicate member as it builds the dict, and a hook per number literal. It is the
+# reference the fast reader is tested against, and it decides every text the fast
+# reader refuses or cannot vouch for.
 _DECODER: Final = json.JSONDecoder(
     object_pairs_hook=_refuse_duplicates,
     parse_constant=_refuse_constant,
     parse_float=_finite_float,
     parse_int=_safe_int,
 )
-# The same without the number hooks, each a Python call per number (a quarter of
-# the parse of a state holding a list of records); the C scanner then builds the
-# numbers itself. The hooks can only refuse an integer of 16 digits or more (2**53
-# has 16) or a number beyond a double, which needs 16 digits or more or an exponent
-# of three digits or more; texts without either use this decoder.
-_DECODER_ORDINARY_NUMBERS: Final = json.JSONDecoder(
+
+# The same without the number hooks, for a text whose numbers cannot be out of
+# range (no 16-digit run, no three-digit exponent): the C scanner builds them.
+_DECODER_ANY_NUMBER: Final = json.JSONDecoder(
     object_pairs_hook=_refuse_duplicates,
     parse_constant=_refuse_constant,
 )
-# For bytes.translate: every digit becomes "0", "e" and "E" become "e", "+" stays,
-# every other byte a space, so that both patterns are found by substring searches
-# of one translated copy (a regex took ten times longer).
-_NUMBER_SHAPES: Final = bytes(
-    0x30 if 0x30 <= b <= 0x39 else 0x65 if b in (0x45, 0x65) else 0x2B if b == 0x2B else 0x20
-    for b in range(256)
-)
-_MAYBE_OUT_OF_RANGE: Final = (b"0" * 16, b"e000", b"e+000")
+# Up to this many objects, the exact reader's hook per object costs less than the
+# fast reader's member count (docs/benchmarks.md).
+_FEW_OBJECTS: Final = 8
+
 #: The white space JSON allows between tokens (RFC 8259, section 2).
 _WHITESPACE: Final = " \t\n\r"
+
+# For bytes.translate: every digit and "+" becomes "0", "e" and "E" become "e",
+# every other byte a space, so that a long digit run and a long exponent are found
+# by substring searches of one translated copy (a regex is much slower; see
+# docs/benchmarks.md).
+_NUMBER_SHAPES: Final = bytes(
+    0x30 if 0x30 <= b <= 0x39 or b == 0x2B else 0x65 if b in (0x45, 0x65) else 0x20 for b in range(256)
+)
+# An integer beyond 2**53 - 1 has 16 digits or more; a number beyond a double has
+# 16 digits or more or an exponent of three digits or more ("e+" reads as "e0").
+_MAYBE_OUT_OF_RANGE: Final = (b"0" * 16, b"e000")
+# Only a \u escape of U+D800 to U+DFFF can make a lone surrogate: strict UTF-8
+# refuses the encoded form.
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def loads(raw: bytes, *, max_depth: int) -> Any:
     """Parse one strict JSON text from UTF-8 bytes; raise :class:`ValueError` otherwise.
 
     Arrays and objects may nest ``max_depth`` levels at most.
+
+    The common case runs at the speed of the C parser: the C scanner builds the
+    value with no Python code per member or per number, and a Python hook per
+    object only adds up the members the dicts kept. Duplicate members are found
+    by counting: a text's members are the colons outside its strings (one C-speed
+    pass, shared with the nesting check), and a duplicate leaves its dict one
+    member short, so the counts differ exactly when the text repeats a member name.
+    Number hooks run only for a text that may hold an out-of-range number, and a
+    text that may hold an escaped surrogate, or that the fast reader refuses, is
+    decided by the exact reader (:func:`loads_exact`): a refusal is always the
+    exact reader's, with its message. So is a text of at most :data:`_FEW_OBJECTS`
+    objects, for which a hook per object costs less than the count.
     """
-    # A value cannot nest deeper than it has opening brackets, so the scan is
-    # needed only when the text has more of them than the limit.
-    if raw.count(b"[") + raw.count(b"{") > max_depth and _nests_deeper(raw, max_depth):
-        raise ValueError(f"JSON nested deeper than {max_depth} levels")
+    objects = raw.count(b"{")
+    structure = None
+    if objects + raw.count(b"[") > max_depth:  # else it cannot nest deeper than the limit
+        structure = _structure(raw)
+        if _nests_deeper(structure.translate(None, b":"), max_depth):
+            raise ValueError(f"JSON nested deeper than {max_depth} levels")
     shapes = raw.translate(_NUMBER_SHAPES)
-    decoder = _DECODER if any(p in shapes for p in _MAYBE_OUT_OF_RANGE) else _DECODER_ORDINARY_NUMBERS
+    numbers = any(p in shapes for p in _MAYBE_OUT_OF_RANGE)
+    if objects <= _FEW_OBJECTS or (b"\\u" in raw and _SURROGATE_ESCAPE.search(raw)):
+        # A hook per object costs less than the member count for a few objects.
+        return _decode_exact(raw, _DECODER if numbers else _DECODER_ANY_NUMBER)
+    if structure is None:
+        structure = _structure(raw)
+    reader = _READERS.__dict__.pop("reader", None) or _Reader()
+    try:
+        value = reader.read(raw, numbers)
+    except (ValueError, RecursionError):
+        value = _NOT_READ
+    finally:
+        _READERS.__dict__["reader"] = reader
+    if value is _NOT_READ or reader.members != structure.count(b":"):
+        return _decode_exact(raw, _DECODER)
+    return value
+
+
+def loads_exact(raw: bytes, *, max_depth: int) -> Any:
+    """:func:`loads` by the exact reader alone: the reference the fast path is held to."""
+    if _depth_exceeds(_structure(raw).translate(None, b":"), max_depth):
+        raise ValueError(f"JSON nested deeper than {max_depth} levels")
+    return _decode_exact(raw, _DECODER)
+
+
+_NOT_READ: Final = object()
+
+
+class _Reader:
+    """The fast reader of one thread: C scanners whose only hook counts the members kept.
+
+    A reader is taken out of the thread's slot while it reads, so a nested call (a
+    signal handler that parses JSON) gets a reader of its own and the count stays
+    the count of one text.
+    """
+
+    __slots__ = ("_count", "_decoders")
+
+    def __init__(self) -> None:
+        count = [0]
+
+        def add_members(obj: dict[str, Any]) -> dict[str, Any]:
+            count[0] += len(obj)
+            return obj
+
+        def decoder(numbers: bool) -> json.JSONDecoder:
+            return json.JSONDecoder(
+                object_hook=add_members,
+                parse_constant=_refuse_constant,
+                parse_float=_finite_float if numbers else None,
+                parse_int=_safe_int if numbers else None,
+            )
+
+        self._count = count
+        self._decoders = (decoder(False), decoder(True))
+
+    @property
+    def members(self) -> int:
+        """How many members the dicts of the last value read hold."""
+        return self._count[0]
+
+    def read(self, raw: bytes, numbers: bool) -> Any:
+        """Parse ``raw`` with the C scanner, with the number hooks if ``numbers``."""
+        self._count[0] = 0
+        text = raw.decode("utf-8")
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+        value, end = self._decoders[numbers].raw_decode(text, start)
+        if text[end:].strip(_WHITESPACE):
+            raise ValueError("extra data after the JSON value")
+        return value
+
+
+_READERS: Final = threading.local()
+
+
+def _decode_exact(raw: bytes, decoder: json.JSONDecoder) -> Any:
+    """The exact reader, after the nesting check: every rule by a hook, as the text is read.
+
+    ``decoder`` is :data:`_DECODER`, or :data:`_DECODER_ANY_NUMBER` for a text
+    whose numbers are known to be in range.
+    """
     text = raw.decode("utf-8")
     # raw_decode with the white space JSON allows around the value skipped here:
-    # what decode does, without its two regex calls (an eighth of a small parse).
+    # what decode does, without its two regex calls (docs/benchmarks.md).
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
         value, end = decoder.raw_decode(text, start)
@@ -119,40 +237,61 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
 
 def _has_lone_surrogate(value: Any) -> bool:
     try:
-        _ENCODER.encode(value).encode("utf-8")
-    except UnicodeEncodeError:
+        dumps(value)
+    except ValueError:
         return True
     return False
 
 
 # For bytes.translate: both kinds of bracket become one kind, and every other byte
-# except the quote is deleted.
+# except the quote and the colon is deleted.
 _ONE_KIND: Final = bytes.maketrans(b"{}", b"[]")
-_NOT_STRUCTURE: Final = bytes(b for b in range(256) if b not in b'"[]{}')
+_NOT_STRUCTURE: Final = bytes(b for b in range(256) if b not in b'"[]{}:')
 
 
-def _nests_deeper(raw: bytes, limit: int) -> bool:
-    """Tell whether the brackets of JSON text (outside strings) nest deeper than ``limit``.
+def _structure(raw: bytes) -> bytes:
+    """The brackets (both kinds made ``[`` and ``]``) and colons of JSON text outside its strings.
 
-    Runs before parsing, so a deeply nested input is refused without recursion.
-    Each step is a C-speed pass (no Python code runs per byte): the byte-by-byte
-    loop this replaces cost 2 ms on a state near the 8 KiB cap, more than all the
-    rest of ``open``.
-
-    Escapes go first (escaped backslashes, then escaped quotes; ``bytes.replace``
-    pairs them left to right, as a JSON reader does), so every quote left delimits
-    a string. Keeping only quotes and brackets (both kinds made one), the strings
-    that hold no bracket become ``""`` and vanish; only if a quote is left is the
-    text between quotes dropped. Between two closing brackets lies a run of opening
-    ones, so the depth just before the i-th closing bracket is the number of
-    opening brackets so far minus i; the largest such value is the nesting depth.
+    Each step is a C-speed pass (no Python code runs per byte). Escapes go first
+    (escaped backslashes, then escaped quotes; ``bytes.replace`` pairs them left to
+    right, as a JSON reader does), so every quote left delimits a string. Keeping
+    only quotes, brackets and colons, the strings that hold neither become ``""``
+    and vanish (removing two adjacent quotes leaves every other byte on the same
+    side of every string); only if a quote is left is the text between quotes
+    dropped. In a text that parses, the colons left are its members, one each.
     """
     if b"\\" in raw:
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    structure = raw.translate(_ONE_KIND, _NOT_STRUCTURE)
-    brackets = structure.replace(b'""', b"")
-    if b'"' in brackets:
-        brackets = b"".join(structure.split(b'"')[::2])
+    structure = raw.translate(_ONE_KIND, _NOT_STRUCTURE).replace(b'""', b"")
+    if b'"' in structure:
+        structure = b"".join(structure.split(b'"')[::2])
+    return structure
+
+
+def _nests_deeper(brackets: bytes, limit: int) -> bool:
+    """Tell whether ``brackets`` (from :func:`_structure`, colons removed) nest deeper than ``limit``.
+
+    Runs before parsing, so a deeply nested input is refused without recursion.
+    A value cannot nest deeper than it has opening brackets, so most texts need no
+    more than a count. Otherwise innermost pairs are peeled off, a level per C-speed
+    pass: a text that vanishes within ``limit`` passes is balanced and no deeper
+    than ``limit``. Any other text is measured: between two closing brackets lies a
+    run of opening ones, so the depth just before the i-th closing bracket is the
+    number of opening brackets so far minus i; the largest such value is the
+    nesting depth (an unbalanced text is then refused by the parser, or here).
+    """
+    if brackets.count(b"[") <= limit:
+        return False
+    peeled = brackets
+    for _ in range(limit):
+        peeled = peeled.replace(b"[]", b"")
+        if not peeled:
+            return False
+    return _depth_exceeds(brackets, limit)
+
+
+def _depth_exceeds(brackets: bytes, limit: int) -> bool:
+    """The measure itself: the largest number of brackets open at once, against ``limit``."""
     openings_so_far = accumulate(map(len, brackets.split(b"]")))
     deepest: int = max(map(sub, openings_so_far, count()))
     return deepest > limit
@@ -166,7 +305,45 @@ def check_state(value: Any) -> None:
     profile forbids (a non-finite number, an integer outside the safe range, nesting
     deeper than :data:`MAX_STATE_DEPTH`). Messages name the problem, never a value.
     """
-    _check(value, 0)
+    kind = type(value)
+    if kind is dict or kind is list:
+        _check_container(value, 0)
+    else:
+        _check(value, 0)
+
+
+def _check_container(container: dict[Any, Any] | list[Any], depth: int) -> None:
+    """:func:`_check` of a dict or list, with the common members settled inline.
+
+    The exact types JSON reads back (``str``, ``int``, ``dict``, ``list``, ``bool``,
+    ``None``, ``float``) are checked here without a call per member; anything else
+    (a subclass, a tuple, a value that is not JSON) goes to :func:`_check`.
+    """
+    if depth == MAX_STATE_DEPTH:
+        raise ValueError(f"the state nests deeper than {MAX_STATE_DEPTH} levels")
+    members: Any = container
+    if isinstance(container, dict):
+        for key in container:
+            if type(key) is not str:
+                raise TypeError(f"the state has a {type(key).__name__} key; JSON keys are strings")
+        members = container.values()
+    for item in members:
+        kind = type(item)
+        if kind is str:
+            continue
+        if kind is int:
+            if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                continue
+            raise ValueError("the state holds an integer outside the safe range +/-(2**53 - 1)")
+        if kind is dict or kind is list:
+            _check_container(item, depth + 1)
+        elif kind is bool or item is None:
+            continue
+        elif kind is float:
+            if not math.isfinite(item):
+                raise ValueError("the state holds a non-finite number")
+        else:
+            _check(item, depth + 1)
 
 
 def _check(value: Any, depth: int) -> None:
@@ -180,15 +357,7 @@ def _check(value: Any, depth: int) -> None:
         if not math.isfinite(value):
             raise ValueError("the state holds a non-finite number")
     elif isinstance(value, (dict, list)):
-        if depth == MAX_STATE_DEPTH:
-            raise ValueError(f"the state nests deeper than {MAX_STATE_DEPTH} levels")
-        if isinstance(value, dict):
-            for key in value:
-                if type(key) is not str:
-                    raise TypeError(f"the state has a {type(key).__name__} key; JSON keys are strings")
-            value = value.values()
-        for item in value:
-            _check(item, depth + 1)
+        _check_container(value, depth)
     elif not isinstance(value, str):
         raise TypeError(
             f"the state holds a {kind.__name__}, which is not JSON-serialisable; "
@@ -204,7 +373,7 @@ def dumps(value: Any) -> bytes:
     :class:`TypeError` on a value that is not JSON.
     """
     try:
-        text = _ENCODER.encode(value)
+        text = _ENCODER.encode(value) if _C_ENCODE is None else "".join(_C_ENCODE(value, 0))
     except RecursionError:
         raise ValueError("the value refers to itself or nests too deeply") from None
     try:

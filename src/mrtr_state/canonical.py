@@ -118,8 +118,9 @@ def _ascii_keys(mapping: Mapping[Any, Any]) -> bool:
 
     ASCII strings sort the same by code point as by UTF-16 code unit, so their
     members can be sorted on the key itself, without encoding each one (the usual
-    case: it halves the cost of an argument digest). A key that is not a string
-    sends the mapping down the general path, which names it in its TypeError.
+    case, and a large part of an argument digest; docs/benchmarks.md). A key that
+    is not a string sends the mapping down the general path, which names it in its
+    TypeError.
     """
     try:
         return "".join(mapping).isascii()

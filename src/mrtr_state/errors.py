@@ -9,18 +9,40 @@ point where the mistake is made.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 __all__ = [
     "REASONS",
     "InvalidRequestState",
     "KeyringError",
+    "Reason",
+]
+
+#: A reason code of the profile (``spec/profile.md``, section 6), as a type: a
+#: caller's type checker catches a misspelt code in ``refusal.reason == "expird"``.
+Reason = Literal[
+    "too_large",
+    "malformed",
+    "unsupported_header",
+    "wrong_type",
+    "unknown_key",
+    "algorithm_mismatch",
+    "bad_signature",
+    "lifetime_too_long",
+    "issued_in_future",
+    "expired",
+    "wrong_issuer",
+    "wrong_user",
+    "wrong_tool",
+    "wrong_request",
+    "replayed",
+    "store_unavailable",
 ]
 
 #: Every reason code of the profile, in the order of the validation procedure,
 #: with the sentence a client may be shown. The messages name no claim value,
 #: no key material and no part of the state.
-REASONS: Final[dict[str, str]] = {
+REASONS: Final[dict[Reason, str]] = {
     "too_large": "The request state is larger than this server accepts.",
     "malformed": "The request state is not a well-formed token of this profile.",
     "unsupported_header": "The request state uses a header parameter or algorithm this profile forbids.",
@@ -43,7 +65,8 @@ REASONS: Final[dict[str, str]] = {
 class InvalidRequestState(ValueError):  # noqa: N818  (the public name is fixed by the API)
     """A ``requestState`` token was refused.
 
-    ``reason`` is one of the codes in :data:`REASONS` (``spec/profile.md``, section 6).
+    ``reason`` is one of the codes in :data:`REASONS` (``spec/profile.md``, section 6),
+    typed :data:`Reason`.
     ``str(error)`` is the fixed sentence for that code and is safe to show to the
     client: it never holds key material, claim values or the state. ``detail`` is a
     short, equally safe note for the server's log saying which rule failed (for
@@ -52,10 +75,10 @@ class InvalidRequestState(ValueError):  # noqa: N818  (the public name is fixed 
 
     __slots__ = ("detail", "reason")
 
-    reason: str
+    reason: Reason
     detail: str
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    def __init__(self, reason: Reason, detail: str = "") -> None:
         if reason not in REASONS:
             raise ValueError(f"unknown reason code {reason!r}")
         super().__init__(REASONS[reason])
@@ -65,7 +88,7 @@ class InvalidRequestState(ValueError):  # noqa: N818  (the public name is fixed 
     def __repr__(self) -> str:
         return f"InvalidRequestState(reason={self.reason!r}, detail={self.detail!r})"
 
-    def __reduce__(self) -> tuple[type[InvalidRequestState], tuple[str, str]]:
+    def __reduce__(self) -> tuple[type[InvalidRequestState], tuple[Reason, str]]:
         # Pickling (multiprocessing, logging handlers) must rebuild from the code.
         return (type(self), (self.reason, self.detail))
 

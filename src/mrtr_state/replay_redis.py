@@ -488,7 +488,7 @@ class RedisReplayStore(_RedisStoreBase):
             client = redis.cluster.RedisCluster.from_url(url, retry=_no_retry(), **_client_options(timeout))
         except (ValueError, TypeError):
             raise _bad_url() from None
-        except redis.exceptions.RedisError as exc:
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
             raise _unreachable(exc) from None
         return cls(
             client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
@@ -670,7 +670,7 @@ class AsyncRedisReplayStore(_RedisStoreBase):
             )
         except (ValueError, TypeError):
             raise _bad_url() from None
-        except redis.exceptions.RedisError as exc:
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
             raise _unreachable(exc) from None
         return cls(
             client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
@@ -696,10 +696,14 @@ class AsyncRedisReplayStore(_RedisStoreBase):
         rkey, ms = self._set_command(key, expires_at)
         client: AsyncClient = self._client
         try:
+            if isinstance(client, redis.asyncio.cluster.RedisCluster):
+                # Learn the cluster before the first command: coroutines that all
+                # connect while the client is still learning it lose connections.
+                await client.initialize()  # a no-op once it knows the cluster
+                if self._replicas:
+                    return await self._durable_on_cluster(client, rkey, ms)
             if not self._replicas:
                 return _verdict(await client.set(rkey, 1, nx=True, px=ms))
-            if isinstance(client, redis.asyncio.cluster.RedisCluster):
-                return await self._durable_on_cluster(client, rkey, ms)
             pipe: Any = client.pipeline(transaction=False)
             pipe.execute_command(*_set_args(rkey, ms))
             pipe.execute_command("WAIT", self._replicas, self._wait_ms)
@@ -711,7 +715,6 @@ class AsyncRedisReplayStore(_RedisStoreBase):
         self, client: redis.asyncio.cluster.RedisCluster, rkey: str, ms: int
     ) -> bool:
         # As the sync store: SET and WAIT down one connection to the key's primary.
-        await client.initialize()  # a no-op once the client knows the cluster
         node = client.get_node_from_key(rkey)
         if node is None:
             raise ReplayStoreError("the Redis Cluster has no primary for the key's slot")

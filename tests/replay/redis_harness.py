@@ -76,6 +76,33 @@ def free_port() -> int:
         return port
 
 
+def free_cluster_port() -> int:
+    """A free loopback port below 55536 whose cluster bus port (10000 higher) is free too."""
+    import random
+
+    for _ in range(200):
+        port = random.randint(20000, 45000)
+        try:
+            for candidate in (port, port + 10000):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                    sock.bind(("127.0.0.1", candidate))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free pair of loopback ports for a cluster node")
+
+
+def stop_all(servers: Sequence[RedisServer]) -> None:
+    """Stop several servers at once: SIGTERM to all, then wait for each."""
+    for server in servers:
+        if server.process is not None and server.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server.process.pid, signal.SIGCONT)
+            server.process.terminate()
+    for server in servers:
+        server.stop()
+
+
 class RedisServer:
     """One ``redis-server`` process on 127.0.0.1, which a test may stop and start again."""
 
@@ -88,16 +115,18 @@ class RedisServer:
         persistence: bool = False,
         options: Sequence[str] = (),
         port: int | None = None,
+        cluster_port: bool = False,
     ) -> None:
         """``persistence``: an append-only file fsynced on every write (``appendfsync always``),
         so a restart keeps every acknowledged redemption. ``options``: more ``--name value``
-        arguments (cluster mode, ``--replicaof``...)."""
+        arguments (cluster mode, ``--replicaof``...). ``cluster_port``: a port a cluster node can use."""
         self.executable = executable
         self.directory = directory
         self.password = password
         self.persistence = persistence
         self.options = list(options)
-        self.port = port if port is not None else free_port()
+        self._pick_port = free_cluster_port if cluster_port else free_port
+        self.port = port if port is not None else self._pick_port()
         self.process: subprocess.Popen[bytes] | None = None
         self.log = directory / "redis.log"
 
@@ -137,7 +166,7 @@ class RedisServer:
                 return
             self.stop()
             if attempt + 1 < attempts:
-                self.port = free_port()
+                self.port = self._pick_port()
         tail = self.log.read_text(errors="replace")[-2000:]
         raise RuntimeError(f"redis-server did not start on 127.0.0.1:{self.port}:\n{tail}")
 
@@ -292,7 +321,7 @@ class RedisClusterDeployment:
         for i in range(primaries * 2):
             node_dir = directory / f"node-{i}"
             node_dir.mkdir(parents=True)
-            self.nodes.append(RedisServer(executable, node_dir, options=options))
+            self.nodes.append(RedisServer(executable, node_dir, options=options, cluster_port=True))
 
     @property
     def url(self) -> str:
@@ -346,8 +375,7 @@ class RedisClusterDeployment:
 
     def stop(self) -> None:
         """Stop every node."""
-        for node in self.nodes:
-            node.stop()
+        stop_all(self.nodes)
 
 
 def _info_cluster(port: int) -> str:
@@ -461,9 +489,23 @@ class SentinelDeployment:
         primary = self.primary()
         old.options = ["--replicaof", "127.0.0.1", str(primary.port)]
         old.start()
-        wait_until(lambda: replicas_in_sync(primary.port, 1), timeout=30, what="the rejoined replica")
+
+        def settled() -> bool:
+            import redis
+
+            for sentinel in self.sentinels:
+                with redis.Redis(host="127.0.0.1", port=sentinel.port, socket_timeout=1) as client:
+                    replicas = client.sentinel_slaves(SERVICE)
+                if not any(
+                    r["port"] == old.port and not r.get("is_sdown") and not r.get("is_disconnected")
+                    for r in replicas
+                ):
+                    return False
+            return replicas_in_sync(primary.port, 1)
+
+        wait_until(settled, timeout=30, what="the rejoined replica")
 
     def stop(self) -> None:
         """Stop the Sentinels first (no failover while the data servers stop), then the data servers."""
-        for server in [*self.sentinels, *self.data]:
-            server.stop()
+        stop_all(self.sentinels)
+        stop_all(self.data)

@@ -332,6 +332,13 @@ def restart_redis(handle: RedisServer) -> list[str]:
     return [f"killed and restarted {kept}"]
 
 
+#: How many network steps, each bounded by the store's timeout, one redemption may take:
+#: a single Redis one command; through Sentinel, asking a Sentinel for the new primary
+#: after the old one failed, then the command; on a cluster, the command, then (after a
+#: connection error) the client relearning the cluster's map before it gives up.
+TIMEOUT_STEPS = {"memory": 1, "redis": 1, "sentinel": 2, "cluster": 2}
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One fault run: where, with which setting, which fault."""

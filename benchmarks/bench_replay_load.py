@@ -45,6 +45,12 @@ def load_rows(args: argparse.Namespace, root: Path, executable: str, cli: str) -
         ("Sentinel (primary + replica)", "sentinel", 0, False, args.processes),
         ("Sentinel (primary + replica), WAIT 1", "sentinel", 1, False, args.processes),
     ]
+    # One redemption at a time: what each setting costs a single request, without contention.
+    plan += [
+        (f"{label}, one at a time", kind, wait, persistence, 0)
+        for label, kind, wait, persistence, _ in plan
+        if kind != "memory"
+    ]
     rows = []
     for i, (label, kind, wait, persistence, processes) in enumerate(plan):
         with deployment(kind, root / f"load-{i}", executable, cli, persistence=persistence) as (_, spec):
@@ -57,12 +63,15 @@ def load_rows(args: argparse.Namespace, root: Path, executable: str, cli: str) -
                 wait_timeout=args.timeout / 2,
             )
             threads = args.threads * args.processes if processes == 1 else args.threads
+            serial = processes == 0
+            if serial:
+                processes = threads = 1
             result = run_load(
                 spec,
-                label=f"{label} ({processes} x {threads})",
+                label=label if serial else f"{label} ({processes} x {threads})",
                 processes=processes,
                 threads=threads,
-                tokens=args.tokens,
+                tokens=args.tokens // 5 if serial else args.tokens,
                 presentations=args.presentations,
             )
         rows.append(result)

@@ -299,9 +299,19 @@ def _unreachable(exc: Exception) -> ReplayStoreError:
 class _RedisStoreBase:
     """The options, the key and the ``repr`` the sync and async stores share."""
 
-    __slots__ = ("_client", "_clock", "_owns_client", "_prefix", "_refreshing", "_replicas", "_wait_ms")
+    __slots__ = (
+        "_client",
+        "_clock",
+        "_owns_client",
+        "_prefix",
+        "_refreshing",
+        "_replicas",
+        "_sentinels",
+        "_wait_ms",
+    )
 
     _client: Any
+    _sentinels: list[Any]
     _clock: Callable[[], float]
     _owns_client: bool
     _prefix: str
@@ -323,6 +333,7 @@ class _RedisStoreBase:
         self._prefix = prefix  # type: ignore[assignment]  # checked above
         self._clock = clock  # type: ignore[assignment]  # checked above
         self._owns_client = False
+        self._sentinels = []  # from_sentinel's clients of the Sentinels, closed with the store
         self._refreshing = threading.Lock()
 
     def __repr__(self) -> str:
@@ -458,10 +469,15 @@ class RedisReplayStore(_RedisStoreBase):
             sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _no_retry()),
             **_sentinel_options(timeout, password, _no_retry()),
         )
-        client = sentinel.master_for(service_name)
-        return cls(
-            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
+        store = cls(
+            sentinel.master_for(service_name),
+            prefix=prefix,
+            clock=clock,
+            wait_replicas=wait_replicas,
+            wait_timeout=wait_timeout,
         )._owning()
+        store._sentinels = list(sentinel.sentinels)
+        return store
 
     @classmethod
     def from_cluster(
@@ -561,6 +577,8 @@ class RedisReplayStore(_RedisStoreBase):
         """Close the client if a builder (``from_*``) made it; a client passed in stays open."""
         if self._owns_client:
             self._client.close()
+            for sentinel in self._sentinels:
+                sentinel.close()
 
 
 class AsyncRedisReplayStore(_RedisStoreBase):
@@ -645,10 +663,15 @@ class AsyncRedisReplayStore(_RedisStoreBase):
             sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _async_no_retry()),
             **_sentinel_options(timeout, password, _async_no_retry()),
         )
-        client = sentinel.master_for(service_name)
-        return cls(
-            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
+        store = cls(
+            sentinel.master_for(service_name),
+            prefix=prefix,
+            clock=clock,
+            wait_replicas=wait_replicas,
+            wait_timeout=wait_timeout,
         )._owning()
+        store._sentinels = list(sentinel.sentinels)
+        return store
 
     @classmethod
     def from_cluster(
@@ -746,3 +769,5 @@ class AsyncRedisReplayStore(_RedisStoreBase):
         """Close the client if a builder (``from_*``) made it; a client passed in stays open."""
         if self._owns_client:
             await self._client.aclose()
+            for sentinel in self._sentinels:
+                await sentinel.aclose()

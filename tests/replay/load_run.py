@@ -319,7 +319,7 @@ def pause_primary(seconds: float) -> Callable[[Any], list[str]]:
         server.pause()
         time.sleep(seconds)
         server.resume()
-        return [f"paused {seconds:.1f} s"]
+        return [f"paused {seconds:g} s"]
 
     return fault
 
@@ -368,9 +368,9 @@ def scenarios(timeout: float) -> list[Scenario]:
         Scenario("Sentinel: primary killed (failover)", "sentinel", "WAIT 1", kill_sentinel_primary, True),
         Scenario("Cluster: a primary killed (failover)", "cluster", "none", kill_cluster_primary, False),
         Scenario("Cluster: a primary killed (failover)", "cluster", "WAIT 1", kill_cluster_primary, True),
-        Scenario(f"Redis paused {timeout * 2.5:.2g} s (timeout {timeout:g} s)", "redis", "none", pause, True),
+        Scenario(f"Redis paused {timeout * 2.5:g} s (timeout {timeout:g} s)", "redis", "none", pause, True),
         Scenario(
-            f"Sentinel primary paused {timeout * 2.5:.2g} s (timeout {timeout:g} s)",
+            f"Sentinel primary paused {timeout * 2.5:g} s (timeout {timeout:g} s)",
             "sentinel",
             "WAIT 1",
             pause,

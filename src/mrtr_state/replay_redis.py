@@ -197,6 +197,14 @@ def _client_options(timeout: float) -> dict[str, Any]:
     return {"socket_timeout": timeout, "socket_connect_timeout": timeout}
 
 
+def _username(username: str | None) -> dict[str, Any]:
+    if username is None:
+        return {}
+    if not isinstance(username, str):
+        raise TypeError(f"username must be a string, not {type(username).__name__}")
+    return {"username": username}
+
+
 def _sentinel_options(timeout: float, password: str | None, retry: object) -> dict[str, Any]:
     options: dict[str, Any] = {**_client_options(timeout), "retry": retry}
     if password is not None:
@@ -445,6 +453,7 @@ class RedisReplayStore(_RedisStoreBase):
         sentinels: Sequence[tuple[str, int]],
         service_name: str,
         *,
+        username: str | None = None,
         password: str | None = None,
         sentinel_password: str | None = None,
         prefix: str = DEFAULT_PREFIX,
@@ -459,8 +468,9 @@ class RedisReplayStore(_RedisStoreBase):
         for the primary before it connects, and again after a failover (a
         connection to a demoted primary is dropped, and that redemption is
         refused). The Sentinel and Redis connections both get ``timeout`` and no
-        retries, as in :meth:`from_url`. ``password`` is the Redis password,
-        ``sentinel_password`` the Sentinels' (if they have one).
+        retries, as in :meth:`from_url`. ``username`` and ``password`` log in to
+        Redis (an ACL user, or the default user's password), ``sentinel_password``
+        to the Sentinels (if they have one).
         """
         checked = _check_sentinels(sentinels, service_name)
         timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
@@ -468,6 +478,7 @@ class RedisReplayStore(_RedisStoreBase):
             checked,
             sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _no_retry()),
             **_sentinel_options(timeout, password, _no_retry()),
+            **_username(username),
         )
         store = cls(
             sentinel.master_for(service_name),
@@ -647,6 +658,7 @@ class AsyncRedisReplayStore(_RedisStoreBase):
         sentinels: Sequence[tuple[str, int]],
         service_name: str,
         *,
+        username: str | None = None,
         password: str | None = None,
         sentinel_password: str | None = None,
         prefix: str = DEFAULT_PREFIX,
@@ -662,6 +674,7 @@ class AsyncRedisReplayStore(_RedisStoreBase):
             checked,
             sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _async_no_retry()),
             **_sentinel_options(timeout, password, _async_no_retry()),
+            **_username(username),
         )
         store = cls(
             sentinel.master_for(service_name),

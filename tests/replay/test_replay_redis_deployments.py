@@ -236,3 +236,23 @@ def test_the_repr_names_the_durability_but_no_address(redis_sentinel: SentinelDe
     ) as store:
         assert repr(store) == "RedisReplayStore(prefix='mrtr-state:jti:', wait_replicas=1)"
         assert store.wait_replicas == 1
+
+
+def test_the_sentinel_store_logs_in_as_an_acl_user_with_only_set_and_wait(
+    redis_sentinel: SentinelDeployment,
+) -> None:
+    for server in redis_sentinel.data:  # ACLs do not replicate: every node gets the user
+        with redis.Redis(port=server.port, socket_timeout=5) as admin:
+            admin.execute_command("ACL", "SETUSER", "mrtr", "on", ">pw-3c1f", "~mrtr-state:jti:*", "-@all")
+            admin.execute_command("ACL", "SETUSER", "mrtr", "+set", "+wait")
+    addresses = redis_sentinel.sentinel_addresses
+    with RedisReplayStore.from_sentinel(
+        addresses, SERVICE, username="mrtr", password="pw-3c1f", wait_replicas=1
+    ) as store:
+        assert store.redeem("id", expires_at=later()) is True
+        assert store.redeem("id", expires_at=later()) is False
+    with RedisReplayStore.from_sentinel(addresses, SERVICE, username="mrtr", password="wrong") as store:
+        with pytest.raises(ReplayStoreError) as caught:
+            store.redeem("other", expires_at=later())
+        assert "wrong" not in str(caught.value)
+        assert str(caught.value).startswith("Redis could not record the redemption (")

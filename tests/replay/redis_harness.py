@@ -328,8 +328,37 @@ class RedisClusterDeployment:
         """A node's URL: the cluster client learns the others from it."""
         return f"redis://127.0.0.1:{self.nodes[0].port}/0"
 
-    def start(self) -> None:
-        """Start every node, join them with ``redis-cli --cluster create`` and wait until all is in sync."""
+    def start(self, *, attempts: int = 2) -> None:
+        """Start every node, join them with ``redis-cli --cluster create`` and wait until all is in sync.
+
+        On a loaded machine a fresh cluster can fail to settle (a node marked failing
+        while it is being created); then it is torn down and made again, on new ports,
+        and the error of the last attempt names each node's view.
+        """
+        for attempt in range(attempts):
+            try:
+                self._create()
+                return
+            except RuntimeError as exc:
+                report = f"{exc}\n{self._views()}"
+                stop_all(self.nodes)
+                if attempt + 1 == attempts:
+                    raise RuntimeError(report) from None
+                for node in self.nodes:
+                    for leftover in node.directory.iterdir():
+                        leftover.unlink()
+                    node.port = free_cluster_port()
+
+    def _views(self) -> str:
+        lines = []
+        for node in self.nodes:
+            try:
+                lines.append(f"{node.port}: {role(node.port)}, cluster_state {_info_cluster(node.port)}")
+            except Exception as exc:
+                lines.append(f"{node.port}: {type(exc).__name__}")
+        return "\n".join(lines)
+
+    def _create(self) -> None:
         for node in self.nodes:
             node.start()
         addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]

@@ -1,9 +1,10 @@
 """Redemptions per second: plain open, open(consume=True) in memory and in a local Redis.
 
 Run it with ``.venv/bin/python benchmarks/bench_replay.py [--tokens N]``. It starts
-its own redis-server (loopback, free port, no persistence) and stops it at the
-end; without redis-server the Redis rows are left out. Every redemption uses a
-fresh token (a replayed one would be refused), all minted before the clock starts.
+its own redis-server (loopback, free port, no persistence; the tests' launcher,
+``tests/replay/redis_harness.py``) and stops it at the end; without redis-server
+the Redis rows are left out. Every redemption uses a fresh token (a replayed one
+would be refused), all minted before the clock starts.
 A benchmark, not a test: it prints numbers and asserts nothing about speed.
 """
 
@@ -14,13 +15,16 @@ import asyncio
 import contextlib
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' Redis harness
+
+from tests.replay.redis_harness import RedisServer
 
 from mrtr_state import Keyring, MemoryReplayStore, StateSealer
 
@@ -32,33 +36,18 @@ REPEATS = 3
 
 @contextlib.contextmanager
 def redis_server() -> Iterator[str | None]:
-    """A throwaway redis-server on a free loopback port; yields its URL (None if not installed)."""
+    """A throwaway redis-server from the tests' harness; yields its URL (None if not installed)."""
     executable = shutil.which("redis-server")
     if executable is None:
         yield None
         return
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     with tempfile.TemporaryDirectory() as directory:
-        command = [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        process = subprocess.Popen(  # noqa: S603  (redis-server from PATH, fixed arguments)
-            [*command, "--dir", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        server = RedisServer(executable, Path(directory))
         try:
-            deadline = time.monotonic() + 10
-            while True:
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        break
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("redis-server did not start")
-                time.sleep(0.02)
-            yield f"redis://127.0.0.1:{port}/0"
+            server.start()
+            yield server.url
         finally:
-            process.terminate()
-            process.wait(timeout=10)
+            server.stop()
 
 
 def best_rate(run: Callable[[list[str]], float], mint: Callable[[int], list[str]], n: int) -> float:

@@ -15,7 +15,7 @@ import os
 import socket
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import uvicorn
 from mcp.server.auth.settings import AuthSettings
@@ -32,6 +32,9 @@ from server.conformance import add_conformance_fixtures
 from server.git_tools import GitHost, add_git_tools, example_host
 from server.jwks import JWKS_PATH, publish_jwks
 from server.trips import Airline, add_trip_tools
+
+if TYPE_CHECKING:
+    from mrtr_state.replay_redis import AsyncRedisReplayStore
 
 #: The issuer (``iss``) the example seals with unless told otherwise.
 DEFAULT_ISSUER: Final = "https://tools.example.com"
@@ -150,6 +153,20 @@ def _parser() -> argparse.ArgumentParser:
         "min(30, SECONDS) seconds",
     )
     parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("MRTR_STATE_REDIS_URL"),
+        help="redeem single-use states in this Redis (shared by every replica; default: "
+        "$MRTR_STATE_REDIS_URL, else in this process's memory). Put a URL holding a password "
+        "in the environment, not on the command line",
+    )
+    parser.add_argument(
+        "--load-branches",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="also serve a repository acme/load with N branches load-0 ... (for load tests)",
+    )
+    parser.add_argument(
         "--conformance",
         action="store_true",
         help="serve the MCP conformance suite's fixtures instead, without authentication",
@@ -187,17 +204,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.jwks_url:
             print("example server: or start it with --dev-key for an ephemeral key", file=sys.stderr)
         return 2
+    store: MemoryReplayStore | AsyncRedisReplayStore
+    if args.redis_url:
+        from mrtr_state.replay_redis import AsyncRedisReplayStore
+
+        try:
+            store = AsyncRedisReplayStore.from_url(args.redis_url)
+        except ValueError as exc:
+            print(f"example server: --redis-url: {exc}", file=sys.stderr)
+            return 2
+    else:
+        store = MemoryReplayStore()
     sealer = StateSealer(
-        ring,
-        issuer=args.issuer,
-        ttl=args.ttl,
-        max_lifetime=max(args.ttl, DEFAULT_TTL),
-        replay_store=MemoryReplayStore(),
+        ring, issuer=args.issuer, ttl=args.ttl, max_lifetime=max(args.ttl, DEFAULT_TTL), replay_store=store
     )
+    host = example_host()
+    if args.load_branches:
+        host = example_host(load_branches=args.load_branches)
     server = (
         build_conformance_server(sealer)
         if args.conformance
-        else build_server(sealer, tool_refusal=args.tool_refusal)
+        else build_server(sealer, tool_refusal=args.tool_refusal, host=host)
     )
     app = server.streamable_http_app(stateless_http=True, host=args.host)
     # Bind and listen before printing the URL: a client that reads it can connect

@@ -65,10 +65,17 @@ class GitHost:
             return sorted(self._repositories[repo].branches)
 
 
-def example_host() -> GitHost:
-    """The repositories the example server starts with."""
+def example_host(*, load_branches: int = 0) -> GitHost:
+    """The repositories the example server starts with.
+
+    ``load_branches``: also a repository ``acme/load`` with that many branches
+    (``load-0``, ``load-1``, ...) besides ``main``, for load tests.
+    """
+    load = {"main": "0000000"} | {f"load-{i}": f"{i:07x}" for i in range(load_branches)}
+    extra = {"acme/load": Repository("main", load)} if load_branches else {}
     return GitHost(
         {
+            **extra,
             "acme/api": Repository(
                 "main",
                 {

@@ -10,6 +10,15 @@ command::
 Redis forget the key once the token can no longer be accepted, so the keyspace
 never grows beyond the tokens redeemed within one lifetime.
 
+Deployments: a single Redis (:meth:`RedisReplayStore.from_url`), a primary with
+replicas behind Sentinel (:meth:`RedisReplayStore.from_sentinel`) or a Redis
+Cluster (:meth:`RedisReplayStore.from_cluster`); each builder gives its client the
+same bounded timeouts and no retries. Replication is asynchronous: a primary that
+fails right after the ``SET`` may lose it. The durability option
+(``wait_replicas=N``) sends ``WAIT N <ms>`` on the same connection right after the
+``SET`` and accepts only when ``N`` replicas acknowledged the write; otherwise the
+redemption is refused with ``store_unavailable`` (fail closed).
+
 Clocks: the retention is sent as a duration (``PX``), computed from the store's
 ``clock`` (give it the sealer's clock), not as an absolute time (``PXAT``).
 Whether a token is still accepted is decided by the verifying server's clock, so
@@ -24,10 +33,10 @@ keyspace shows no issuer or token id. The hash keeps keys distinct because
 :func:`~mrtr_state.replay.replay_key` is injective.
 
 Failures: any error of the client (unreachable, timeout, authentication, a
-read-only replica, out of memory) raises :class:`~mrtr_state.ReplayStoreError`,
-which the sealer refuses as ``store_unavailable``; never an acceptance. Messages
-name the failure's class (and Redis's error code), never the URL, host or
-password.
+read-only replica, out of memory, too few replica acknowledgements) raises
+:class:`~mrtr_state.ReplayStoreError`, which the sealer refuses as
+``store_unavailable``; never an acceptance. Messages name the failure's class
+(and Redis's error code), never the URL, host or password.
 
 Needs the ``redis`` extra: ``pip install 'mrtr-state[redis]'``.
 """
@@ -37,19 +46,22 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Final
+from typing import Any, Final
 
 try:
     import redis
     import redis.asyncio
     import redis.asyncio.cluster
     import redis.asyncio.retry
+    import redis.asyncio.sentinel
     import redis.backoff
     import redis.cluster
     import redis.retry
+    import redis.sentinel
 except ImportError as exc:  # only without the extra; tested in a subprocess
     raise ImportError(
         "mrtr_state.replay_redis needs the Redis client: pip install 'mrtr-state[redis]'"
@@ -58,12 +70,24 @@ except ImportError as exc:  # only without the extra; tested in a subprocess
 from mrtr_state import _b64
 from mrtr_state.replay import ReplayStoreError
 
-__all__ = ["DEFAULT_PREFIX", "DEFAULT_TIMEOUT", "AsyncRedisReplayStore", "RedisReplayStore"]
+__all__ = [
+    "DEFAULT_PREFIX",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_WAIT_TIMEOUT",
+    "AsyncRedisReplayStore",
+    "RedisReplayStore",
+]
 
 #: The default prefix of the store's keys (one per application sharing a Redis).
 DEFAULT_PREFIX: Final = "mrtr-state:jti:"
-#: The default connect and command timeout of ``from_url`` clients, in seconds.
+#: The default connect and command timeout of the clients the builders make, in seconds.
 DEFAULT_TIMEOUT: Final = 1.0
+#: How long, by default, ``WAIT`` waits for replicas with the durability option, in seconds.
+DEFAULT_WAIT_TIMEOUT: Final = 0.5
+
+# redis-py leaves the Sentinel classes untyped.
+_SYNC_SENTINEL: Final[Any] = redis.sentinel.Sentinel
+_ASYNC_SENTINEL: Final[Any] = redis.asyncio.sentinel.Sentinel
 
 _ERROR_CODE: Final = re.compile(r"[A-Z][A-Z_]{1,31}")
 
@@ -71,6 +95,20 @@ _ERROR_CODE: Final = re.compile(r"[A-Z][A-Z_]{1,31}")
 SyncClient = redis.Redis | redis.cluster.RedisCluster
 #: The clients :class:`AsyncRedisReplayStore` takes.
 AsyncClient = redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster
+
+#: Errors after which a cluster client's map of slots to nodes may be stale.
+_TOPOLOGY_ERRORS: Final = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.MovedError,
+    redis.exceptions.AskError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.SlotNotCoveredError,
+)
+
+
+# ---------------------------------------------------------------- checks of the options
 
 
 def _check_options(prefix: object, clock: object) -> None:
@@ -80,12 +118,34 @@ def _check_options(prefix: object, clock: object) -> None:
         raise TypeError("clock must be a callable")
 
 
-def _check_timeout(timeout: object) -> float:
+def _check_timeout(timeout: object, name: str = "timeout") -> float:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+        raise TypeError(f"{name} must be a number of seconds, not {type(timeout).__name__}")
     if not 0 < timeout <= 60:
-        raise ValueError(f"timeout must be more than 0 and at most 60 seconds, got {timeout}")
+        raise ValueError(f"{name} must be more than 0 and at most 60 seconds, got {timeout}")
     return float(timeout)
+
+
+def _check_durability(wait_replicas: object, wait_timeout: object) -> tuple[int, int]:
+    """``(replicas, WAIT timeout in ms)``; ``replicas`` 0 turns the option off."""
+    if type(wait_replicas) is not int:
+        raise TypeError(f"wait_replicas must be an int, not {type(wait_replicas).__name__}")
+    if not 0 <= wait_replicas <= 100:
+        raise ValueError(f"wait_replicas must be from 0 to 100, got {wait_replicas}")
+    seconds = _check_timeout(wait_timeout, "wait_timeout")
+    # WAIT 0 would mean "wait forever": never less than one millisecond.
+    return wait_replicas, max(1, round(seconds * 1000))
+
+
+def _check_builder_timeouts(timeout: object, wait_timeout: object) -> float:
+    """The builders' ``timeout``, which must leave room for the ``WAIT`` within it."""
+    seconds = _check_timeout(timeout)
+    if _check_timeout(wait_timeout, "wait_timeout") >= seconds:
+        raise ValueError(
+            f"wait_timeout must be less than timeout ({seconds} s): the client gives up on a "
+            "reply after timeout, and WAIT's own answer has to arrive before that"
+        )
+    return seconds
 
 
 def _check_url(url: object) -> str:
@@ -97,8 +157,62 @@ def _check_url(url: object) -> str:
     return url
 
 
+def _check_sentinels(sentinels: object, service_name: object) -> list[tuple[str, int]]:
+    if not isinstance(service_name, str) or not service_name:
+        raise TypeError("service_name must be a non-empty string (the name the Sentinels monitor)")
+    if isinstance(sentinels, (str, bytes)) or not isinstance(sentinels, Sequence) or not sentinels:
+        raise TypeError("sentinels must be a non-empty sequence of (host, port) pairs")
+    checked: list[tuple[str, int]] = []
+    for entry in sentinels:
+        if (
+            not isinstance(entry, tuple)
+            or len(entry) != 2
+            or not isinstance(entry[0], str)
+            or type(entry[1]) is not int
+            or not 0 < entry[1] < 65536
+        ):
+            raise TypeError("each Sentinel must be a (host, port) pair: a string and a port number")
+        checked.append((entry[0], entry[1]))
+    return checked
+
+
 def _bad_url() -> ValueError:
     return ValueError("the Redis URL is not valid (its text is not shown: it may hold a password)")
+
+
+def _no_retry() -> redis.retry.Retry:
+    return redis.retry.Retry(redis.backoff.NoBackoff(), 0)
+
+
+def _async_no_retry() -> redis.asyncio.retry.Retry:
+    return redis.asyncio.retry.Retry(redis.backoff.NoBackoff(), 0)
+
+
+def _client_options(timeout: float) -> dict[str, Any]:
+    """What every client the builders make gets: bounded waits and no retries.
+
+    A retried ``SET NX`` whose first attempt was written would turn the first
+    redemption into ``replayed``, and retries stretch the time to a refusal.
+    """
+    return {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+
+
+def _username(username: str | None) -> dict[str, Any]:
+    if username is None:
+        return {}
+    if not isinstance(username, str):
+        raise TypeError(f"username must be a string, not {type(username).__name__}")
+    return {"username": username}
+
+
+def _sentinel_options(timeout: float, password: str | None, retry: object) -> dict[str, Any]:
+    options: dict[str, Any] = {**_client_options(timeout), "retry": retry}
+    if password is not None:
+        options["password"] = password
+    return options
+
+
+# ---------------------------------------------------------------- one redemption
 
 
 def _hashed(prefix: str, key: str) -> str:
@@ -126,6 +240,29 @@ def _verdict(reply: object) -> bool:
     raise ReplayStoreError(f"Redis answered SET NX with an unexpected {type(reply).__name__}")
 
 
+def _durable_verdict(replies: Sequence[object], replicas: int) -> bool:
+    """The verdict of ``SET NX`` followed by ``WAIT``: a win counts only once replicated.
+
+    A replay is a replay whatever ``WAIT`` answered: it accepts nothing.
+    """
+    if len(replies) != 2:
+        raise ReplayStoreError("Redis answered SET NX and WAIT with an unexpected number of replies")
+    set_reply, acknowledged = replies
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise _failure(reply)
+    if not _verdict(set_reply):
+        return False
+    if type(acknowledged) is not int:
+        raise ReplayStoreError(f"Redis answered WAIT with an unexpected {type(acknowledged).__name__}")
+    if acknowledged < replicas:
+        raise ReplayStoreError(
+            f"Redis did not confirm the redemption on {replicas} replica(s) in time "
+            f"({acknowledged} acknowledged)"
+        )
+    return True
+
+
 def _error_code(exc: Exception) -> str:
     """`` CODE`` of an error reply (``ERR``, ``MISCONF``, ``BUSY``...), or ``""``.
 
@@ -139,12 +276,14 @@ def _error_code(exc: Exception) -> str:
     return f" {status}" if _ERROR_CODE.fullmatch(status) else ""
 
 
-def _failure(exc: Exception) -> ReplayStoreError:
+def _failure(exc: BaseException) -> ReplayStoreError:
     """A message naming what failed: the exception's class and Redis's error code.
 
     The exception's own text is not used: a connection error names the host and
     port, and no part of a client's configuration belongs in a refusal.
     """
+    if isinstance(exc, ReplayStoreError):
+        return exc
     name = type(exc).__name__
     if isinstance(exc, redis.exceptions.ResponseError):
         # redis-py names known error replies by class (ReadOnlyError, OutOfMemoryError);
@@ -158,22 +297,107 @@ def _failure(exc: Exception) -> ReplayStoreError:
     return ReplayStoreError(f"the Redis client raised {name}")
 
 
-class RedisReplayStore:
+def _unreachable(exc: Exception) -> ReplayStoreError:
+    return ReplayStoreError(f"could not reach the Redis Cluster ({type(exc).__name__})")
+
+
+# ---------------------------------------------------------------- what both stores share
+
+
+class _RedisStoreBase:
+    """The options, the key and the ``repr`` the sync and async stores share."""
+
+    __slots__ = (
+        "_client",
+        "_clock",
+        "_owns_client",
+        "_prefix",
+        "_refreshing",
+        "_replicas",
+        "_sentinels",
+        "_wait_ms",
+    )
+
+    _client: Any
+    _sentinels: list[Any]
+    _clock: Callable[[], float]
+    _owns_client: bool
+    _prefix: str
+    _refreshing: threading.Lock
+    _replicas: int
+    _wait_ms: int
+
+    def _setup(
+        self,
+        client: object,
+        prefix: object,
+        clock: object,
+        wait_replicas: object,
+        wait_timeout: object,
+    ) -> None:
+        _check_options(prefix, clock)
+        self._replicas, self._wait_ms = _check_durability(wait_replicas, wait_timeout)
+        self._client = client
+        self._prefix = prefix  # type: ignore[assignment]  # checked above
+        self._clock = clock  # type: ignore[assignment]  # checked above
+        self._owns_client = False
+        self._sentinels = []  # from_sentinel's clients of the Sentinels, closed with the store
+        self._refreshing = threading.Lock()
+
+    def __repr__(self) -> str:
+        # Never the client: its repr names the host, and its pool holds the password.
+        durability = f", wait_replicas={self._replicas}" if self._replicas else ""
+        return f"{type(self).__name__}(prefix={self._prefix!r}{durability})"
+
+    @property
+    def prefix(self) -> str:
+        """The prefix of every key this store writes."""
+        return self._prefix
+
+    @property
+    def wait_replicas(self) -> int:
+        """How many replicas must acknowledge a redemption before it counts (0: not waited for)."""
+        return self._replicas
+
+    def redis_key(self, key: str) -> str:
+        """The Redis key under which the redemption of ``key`` is recorded."""
+        return _hashed(self._prefix, key)
+
+    def _set_command(self, key: str, expires_at: int) -> tuple[str, int]:
+        """The Redis key and the retention (ms) of one redemption."""
+        return _hashed(self._prefix, key), _retention_ms(expires_at, self._clock())
+
+
+def _set_args(rkey: str, ms: int) -> tuple[object, ...]:
+    return ("SET", rkey, 1, "NX", "PX", ms)
+
+
+class RedisReplayStore(_RedisStoreBase):
     """A :class:`~mrtr_state.ReplayStore` shared by every replica, kept in Redis.
 
     Args:
-        client: a ``redis.Redis`` (or ``redis.cluster.RedisCluster``) client.
-            Give it timeouts: without them a stalled Redis stalls the request.
-            :meth:`from_url` builds one with sensible ones.
+        client: a ``redis.Redis`` client (also one a ``redis.sentinel.Sentinel``
+            manages) or a ``redis.cluster.RedisCluster``. Give it timeouts and no
+            retries: without timeouts a stalled Redis stalls the request, and a
+            retried ``SET NX`` may refuse the first redemption as ``replayed``.
+            :meth:`from_url`, :meth:`from_sentinel` and :meth:`from_cluster`
+            build clients that way.
         prefix: put before every key (default ``"mrtr-state:jti:"``); give each
             application sharing one Redis its own.
         clock: returns the current time in seconds since the epoch; give it the
             sealer's clock (it measures how long an id is kept).
+        wait_replicas: the durability option. ``0`` (the default) accepts once the
+            primary wrote the id. ``N`` sends ``WAIT N`` after a winning ``SET`` and
+            accepts only when ``N`` replicas acknowledged within ``wait_timeout``;
+            otherwise the redemption is refused (``store_unavailable``), and a retry
+            meets ``replayed`` if the write survived. The client's command timeout
+            must be longer than ``wait_timeout``.
+        wait_timeout: how long ``WAIT`` waits for the replicas, in seconds (0.5).
 
     Thread-safe as the client is (``redis.Redis`` pools its connections).
     """
 
-    __slots__ = ("_client", "_clock", "_owns_client", "_prefix")
+    __slots__ = ()
 
     def __init__(
         self,
@@ -181,16 +405,18 @@ class RedisReplayStore:
         *,
         prefix: str = DEFAULT_PREFIX,
         clock: Callable[[], float] = time.time,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
     ) -> None:
         if isinstance(client, (redis.asyncio.Redis, redis.asyncio.cluster.RedisCluster)):
             raise TypeError("this is an asyncio client: use AsyncRedisReplayStore")
         if not isinstance(client, (redis.Redis, redis.cluster.RedisCluster)):
             raise TypeError(f"client must be a redis.Redis client, not {type(client).__name__}")
-        _check_options(prefix, clock)
-        self._client = client
-        self._prefix = prefix
-        self._clock = clock
-        self._owns_client = False
+        self._setup(client, prefix, clock, wait_replicas, wait_timeout)
+
+    def _owning(self) -> RedisReplayStore:
+        self._owns_client = True
+        return self
 
     @classmethod
     def from_url(
@@ -200,32 +426,100 @@ class RedisReplayStore:
         prefix: str = DEFAULT_PREFIX,
         clock: Callable[[], float] = time.time,
         timeout: float = DEFAULT_TIMEOUT,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
     ) -> RedisReplayStore:
         """A store with its own client for ``url`` (``redis://``, ``rediss://`` or ``unix://``).
 
         The client connects lazily, times out after ``timeout`` seconds (connect
         and command) and does not retry: a redemption Redis did not answer is
         refused at once instead of being repeated behind the server's back.
+        With ``wait_replicas``, ``wait_timeout`` must be less than ``timeout``.
         :meth:`close` closes it.
         """
         url = _check_url(url)
-        timeout = _check_timeout(timeout)
+        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
         try:
-            client = redis.Redis.from_url(
-                url,
-                socket_timeout=timeout,
-                socket_connect_timeout=timeout,
-                retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0),
-            )
+            client = redis.Redis.from_url(url, retry=_no_retry(), **_client_options(timeout))
         except (ValueError, TypeError):
             raise _bad_url() from None
-        store = cls(client, prefix=prefix, clock=clock)
-        store._owns_client = True
+        return cls(
+            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
+        )._owning()
+
+    @classmethod
+    def from_sentinel(
+        cls,
+        sentinels: Sequence[tuple[str, int]],
+        service_name: str,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        sentinel_password: str | None = None,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Callable[[], float] = time.time,
+        timeout: float = DEFAULT_TIMEOUT,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+    ) -> RedisReplayStore:
+        """A store writing to the primary the Sentinels name for ``service_name``.
+
+        ``sentinels`` are ``(host, port)`` pairs. The client asks the Sentinels
+        for the primary before it connects, and again after a failover (a
+        connection to a demoted primary is dropped, and that redemption is
+        refused). The Sentinel and Redis connections both get ``timeout`` and no
+        retries, as in :meth:`from_url`. ``username`` and ``password`` log in to
+        Redis (an ACL user, or the default user's password), ``sentinel_password``
+        to the Sentinels (if they have one).
+        """
+        checked = _check_sentinels(sentinels, service_name)
+        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        sentinel: Any = _SYNC_SENTINEL(
+            checked,
+            sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _no_retry()),
+            **_sentinel_options(timeout, password, _no_retry()),
+            **_username(username),
+        )
+        store = cls(
+            sentinel.master_for(service_name),
+            prefix=prefix,
+            clock=clock,
+            wait_replicas=wait_replicas,
+            wait_timeout=wait_timeout,
+        )._owning()
+        store._sentinels = list(sentinel.sentinels)
         return store
 
-    def __repr__(self) -> str:
-        # Never the client: its repr names the host, and its pool holds the password.
-        return f"RedisReplayStore(prefix={self._prefix!r})"
+    @classmethod
+    def from_cluster(
+        cls,
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Callable[[], float] = time.time,
+        timeout: float = DEFAULT_TIMEOUT,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+    ) -> RedisReplayStore:
+        """A store on the Redis Cluster one of whose nodes is at ``url`` (``redis://`` or ``rediss://``).
+
+        The client learns the other nodes from that one, and connects at once
+        (:class:`~mrtr_state.ReplayStoreError` if no node answers). Timeouts and
+        retries as in :meth:`from_url`: a command that times out or finds its
+        node gone is refused, and the client relearns the cluster's map for the
+        next one; a ``MOVED`` redirect (the command did not run) is followed.
+        """
+        url = _check_url(url)
+        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        try:
+            client = redis.cluster.RedisCluster.from_url(url, retry=_no_retry(), **_client_options(timeout))
+        except (ValueError, TypeError):
+            raise _bad_url() from None
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
+            raise _unreachable(exc) from None
+        return cls(
+            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
+        )._owning()
 
     def __enter__(self) -> RedisReplayStore:
         return self
@@ -238,45 +532,76 @@ class RedisReplayStore:
     ) -> None:
         self.close()
 
-    @property
-    def prefix(self) -> str:
-        """The prefix of every key this store writes."""
-        return self._prefix
-
-    def redis_key(self, key: str) -> str:
-        """The Redis key under which the redemption of ``key`` is recorded."""
-        return _hashed(self._prefix, key)
-
     def redeem(self, key: str, *, expires_at: int) -> bool:
         """``SET NX PX``: ``True`` if this call recorded ``key``, ``False`` if it was there.
 
+        With ``wait_replicas``, ``True`` only once that many replicas acknowledged.
+
         Raises:
-            ReplayStoreError: Redis did not answer, answered with an error, or the
-                retention has already ended by the store's clock.
+            ReplayStoreError: Redis did not answer, answered with an error, too few
+                replicas acknowledged, or the retention has already ended by the
+                store's clock.
         """
-        ms = _retention_ms(expires_at, self._clock())
+        rkey, ms = self._set_command(key, expires_at)
+        client: SyncClient = self._client
         try:
-            reply = self._client.set(_hashed(self._prefix, key), 1, nx=True, px=ms)
+            if not self._replicas:
+                return _verdict(client.set(rkey, 1, nx=True, px=ms))
+            if isinstance(client, redis.cluster.RedisCluster):
+                return self._durable_on_cluster(client, rkey, ms)
+            pipe: Any = client.pipeline(transaction=False)
+            pipe.execute_command(*_set_args(rkey, ms))
+            pipe.execute_command("WAIT", self._replicas, self._wait_ms)
+            return _durable_verdict(pipe.execute(raise_on_error=False), self._replicas)
         except Exception as exc:
             raise _failure(exc) from None
-        return _verdict(reply)
+
+    def _durable_on_cluster(self, client: redis.cluster.RedisCluster, rkey: str, ms: int) -> bool:
+        # WAIT counts the replicas that have the writes of *its own connection*, so
+        # the SET and the WAIT go down one connection to the key's primary.
+        cluster: Any = client  # redis-py leaves these methods untyped
+        node = cluster.get_node_from_key(rkey)
+        pipe: Any = cluster.get_redis_connection(node).pipeline(transaction=False)
+        pipe.execute_command(*_set_args(rkey, ms))
+        pipe.execute_command("WAIT", self._replicas, self._wait_ms)
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except _TOPOLOGY_ERRORS:
+            self._relearn(client)
+            raise
+        if any(isinstance(reply, _TOPOLOGY_ERRORS) for reply in replies):
+            self._relearn(client)  # MOVED after a failover: this one is refused, the next goes right
+        return _durable_verdict(replies, self._replicas)
+
+    def _relearn(self, client: redis.cluster.RedisCluster) -> None:
+        """Reload the cluster's map of slots to nodes; one thread at a time, failures ignored."""
+        if not self._refreshing.acquire(blocking=False):
+            return
+        try:
+            client.nodes_manager.initialize()
+        except Exception:  # noqa: S110  (the cluster is failing over: the next redemption tries again)
+            pass
+        finally:
+            self._refreshing.release()
 
     def close(self) -> None:
-        """Close the client if :meth:`from_url` made it; a client passed in stays open."""
+        """Close the client if a builder (``from_*``) made it; a client passed in stays open."""
         if self._owns_client:
             self._client.close()
+            for sentinel in self._sentinels:
+                sentinel.close()
 
 
-class AsyncRedisReplayStore:
+class AsyncRedisReplayStore(_RedisStoreBase):
     """:class:`RedisReplayStore` for async servers: an :class:`~mrtr_state.AsyncReplayStore`.
 
     Redeem through ``await sealer.open_async(..., consume=True)``. Args as for
-    :class:`RedisReplayStore`, with a ``redis.asyncio.Redis`` (or
-    ``redis.asyncio.cluster.RedisCluster``) client. Use it from one event loop:
+    :class:`RedisReplayStore`, with a ``redis.asyncio.Redis`` (also Sentinel-managed)
+    or ``redis.asyncio.cluster.RedisCluster`` client. Use it from one event loop:
     a ``redis.asyncio`` client belongs to the loop it first ran in.
     """
 
-    __slots__ = ("_client", "_clock", "_owns_client", "_prefix")
+    __slots__ = ()
 
     def __init__(
         self,
@@ -284,17 +609,23 @@ class AsyncRedisReplayStore:
         *,
         prefix: str = DEFAULT_PREFIX,
         clock: Callable[[], float] = time.time,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
     ) -> None:
         if not isinstance(client, (redis.asyncio.Redis, redis.asyncio.cluster.RedisCluster)):
             raise TypeError(
                 f"client must be a redis.asyncio.Redis client, not {type(client).__name__}"
-                + (" (use RedisReplayStore for it)" if isinstance(client, redis.Redis) else "")
+                + (
+                    " (use RedisReplayStore for it)"
+                    if isinstance(client, (redis.Redis, redis.cluster.RedisCluster))
+                    else ""
+                )
             )
-        _check_options(prefix, clock)
-        self._client = client
-        self._prefix = prefix
-        self._clock = clock
-        self._owns_client = False
+        self._setup(client, prefix, clock, wait_replicas, wait_timeout)
+
+    def _owning(self) -> AsyncRedisReplayStore:
+        self._owns_client = True
+        return self
 
     @classmethod
     def from_url(
@@ -304,28 +635,82 @@ class AsyncRedisReplayStore:
         prefix: str = DEFAULT_PREFIX,
         clock: Callable[[], float] = time.time,
         timeout: float = DEFAULT_TIMEOUT,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
     ) -> AsyncRedisReplayStore:
         """A store with its own ``redis.asyncio`` client; as :meth:`RedisReplayStore.from_url`.
 
         :meth:`aclose` closes it.
         """
         url = _check_url(url)
-        timeout = _check_timeout(timeout)
+        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
         try:
-            client = redis.asyncio.Redis.from_url(
-                url,
-                socket_timeout=timeout,
-                socket_connect_timeout=timeout,
-                retry=redis.asyncio.retry.Retry(redis.backoff.NoBackoff(), 0),
+            client = redis.asyncio.Redis.from_url(url, retry=_async_no_retry(), **_client_options(timeout))
+        except (ValueError, TypeError):
+            raise _bad_url() from None
+        return cls(
+            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
+        )._owning()
+
+    @classmethod
+    def from_sentinel(
+        cls,
+        sentinels: Sequence[tuple[str, int]],
+        service_name: str,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        sentinel_password: str | None = None,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Callable[[], float] = time.time,
+        timeout: float = DEFAULT_TIMEOUT,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+    ) -> AsyncRedisReplayStore:
+        """As :meth:`RedisReplayStore.from_sentinel`, with ``redis.asyncio`` clients."""
+        checked = _check_sentinels(sentinels, service_name)
+        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        sentinel: Any = _ASYNC_SENTINEL(
+            checked,
+            sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _async_no_retry()),
+            **_sentinel_options(timeout, password, _async_no_retry()),
+            **_username(username),
+        )
+        store = cls(
+            sentinel.master_for(service_name),
+            prefix=prefix,
+            clock=clock,
+            wait_replicas=wait_replicas,
+            wait_timeout=wait_timeout,
+        )._owning()
+        store._sentinels = list(sentinel.sentinels)
+        return store
+
+    @classmethod
+    def from_cluster(
+        cls,
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Callable[[], float] = time.time,
+        timeout: float = DEFAULT_TIMEOUT,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+    ) -> AsyncRedisReplayStore:
+        """As :meth:`RedisReplayStore.from_cluster`; the client connects on the first redemption."""
+        url = _check_url(url)
+        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        try:
+            client = redis.asyncio.cluster.RedisCluster.from_url(
+                url, retry=_async_no_retry(), **_client_options(timeout)
             )
         except (ValueError, TypeError):
             raise _bad_url() from None
-        store = cls(client, prefix=prefix, clock=clock)
-        store._owns_client = True
-        return store
-
-    def __repr__(self) -> str:
-        return f"AsyncRedisReplayStore(prefix={self._prefix!r})"
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
+            raise _unreachable(exc) from None
+        return cls(
+            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
+        )._owning()
 
     async def __aenter__(self) -> AsyncRedisReplayStore:
         return self
@@ -338,29 +723,64 @@ class AsyncRedisReplayStore:
     ) -> None:
         await self.aclose()
 
-    @property
-    def prefix(self) -> str:
-        """The prefix of every key this store writes."""
-        return self._prefix
-
-    def redis_key(self, key: str) -> str:
-        """The Redis key under which the redemption of ``key`` is recorded."""
-        return _hashed(self._prefix, key)
-
     async def redeem(self, key: str, *, expires_at: int) -> bool:
         """``SET NX PX``, awaited; as :meth:`RedisReplayStore.redeem`.
 
         Cancelling the call may leave the id recorded (Redis may have run the
         command): the token then counts as redeemed, which fails closed.
         """
-        ms = _retention_ms(expires_at, self._clock())
+        rkey, ms = self._set_command(key, expires_at)
+        client: AsyncClient = self._client
         try:
-            reply = await self._client.set(_hashed(self._prefix, key), 1, nx=True, px=ms)
+            if isinstance(client, redis.asyncio.cluster.RedisCluster):
+                # Learn the cluster before the first command: coroutines that all
+                # connect while the client is still learning it lose connections.
+                await client.initialize()  # a no-op once it knows the cluster
+                if self._replicas:
+                    return await self._durable_on_cluster(client, rkey, ms)
+            if not self._replicas:
+                return _verdict(await client.set(rkey, 1, nx=True, px=ms))
+            pipe: Any = client.pipeline(transaction=False)
+            pipe.execute_command(*_set_args(rkey, ms))
+            pipe.execute_command("WAIT", self._replicas, self._wait_ms)
+            return _durable_verdict(await pipe.execute(raise_on_error=False), self._replicas)
         except Exception as exc:
             raise _failure(exc) from None
-        return _verdict(reply)
+
+    async def _durable_on_cluster(
+        self, client: redis.asyncio.cluster.RedisCluster, rkey: str, ms: int
+    ) -> bool:
+        # As the sync store: SET and WAIT down one connection to the key's primary.
+        node = client.get_node_from_key(rkey)
+        if node is None:
+            raise ReplayStoreError("the Redis Cluster has no primary for the key's slot")
+        commands = [
+            redis.asyncio.cluster.PipelineCommand(0, *_set_args(rkey, ms)),
+            redis.asyncio.cluster.PipelineCommand(1, "WAIT", self._replicas, self._wait_ms),
+        ]
+        try:
+            await node.execute_pipeline(commands)
+        except _TOPOLOGY_ERRORS:
+            await self._relearn(client)
+            raise
+        replies = [command.result for command in commands]
+        if any(isinstance(reply, _TOPOLOGY_ERRORS) for reply in replies):
+            await self._relearn(client)
+        return _durable_verdict(replies, self._replicas)
+
+    async def _relearn(self, client: redis.asyncio.cluster.RedisCluster) -> None:
+        if not self._refreshing.acquire(blocking=False):
+            return
+        try:
+            await client.nodes_manager.initialize()
+        except Exception:  # noqa: S110  (failing over: the next redemption tries again)
+            pass
+        finally:
+            self._refreshing.release()
 
     async def aclose(self) -> None:
-        """Close the client if :meth:`from_url` made it; a client passed in stays open."""
+        """Close the client if a builder (``from_*``) made it; a client passed in stays open."""
         if self._owns_client:
             await self._client.aclose()
+            for sentinel in self._sentinels:
+                await sentinel.aclose()

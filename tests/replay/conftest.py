@@ -1,4 +1,4 @@
-"""Fixtures of the replay tests: a redis-server per test (the clock comes from tests/conftest.py)."""
+"""Fixtures of the replay tests: Redis deployments per test (the clock comes from tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from tests.replay.redis_harness import RedisServer, redis_server_executable, require_redis_client
+from tests.replay.redis_harness import (
+    RedisClusterDeployment,
+    RedisServer,
+    SentinelDeployment,
+    redis_cli_executable,
+    redis_server_executable,
+    require_redis_client,
+)
 
 
 @pytest.fixture
@@ -35,3 +42,27 @@ def start_redis(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
 def redis_server(start_redis: Callable[..., RedisServer]) -> RedisServer:
     """A fresh, empty redis-server on a free loopback port, stopped after the test."""
     return start_redis()
+
+
+@pytest.fixture
+def redis_cluster(tmp_path: Path) -> Iterator[RedisClusterDeployment]:
+    """A fresh Redis Cluster (three primaries, three replicas) on loopback, stopped after the test."""
+    require_redis_client()
+    cluster = RedisClusterDeployment(redis_server_executable(), redis_cli_executable(), tmp_path / "cluster")
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def redis_sentinel(tmp_path: Path) -> Iterator[SentinelDeployment]:
+    """A fresh primary, replica and three Sentinels on loopback, stopped after the test."""
+    require_redis_client()
+    deployment = SentinelDeployment(redis_server_executable(), tmp_path / "sentinel")
+    try:
+        deployment.start()
+        yield deployment
+    finally:
+        deployment.stop()

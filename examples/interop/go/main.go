@@ -5,6 +5,7 @@
 //	                        per vector, then "N passed, M failed"
 //	interop verify          stdin {"jobs": [...]} -> stdout {"results": [...]}
 //	interop mint            stdin {"jobs": [...]} -> stdout {"results": [...]}
+//	interop conformance     the JSON-lines protocol of mrtr-state conformance (conformance.go)
 //
 // A job that cannot be read (bad JSON, a missing member, a bad key) stops the
 // program with a message on stderr and exit status 2.
@@ -34,6 +35,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	switch {
 	case len(args) == 2 && args[0] == "vectors":
 		return checkVectors(args[1], stdout)
+	case len(args) == 1 && args[0] == "conformance":
+		return conformance(stdin, stdout)
 	case len(args) == 1 && (args[0] == "verify" || args[0] == "mint"):
 		var batch struct {
 			Jobs []json.RawMessage `json:"jobs"`
@@ -58,7 +61,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		return writeJSON(stdout, map[string]any{"results": results})
 	}
-	return errors.New("usage: interop vectors <dir> | interop verify | interop mint")
+	return errors.New("usage: interop vectors <dir> | interop verify | interop mint | interop conformance")
 }
 
 // target names what a request addresses; exactly one member is set.

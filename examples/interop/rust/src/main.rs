@@ -5,6 +5,7 @@
 //! interop vectors <dir>   check spec/vectors/{tokens,arguments,invalid-keys}.json; one line per vector, then "N passed, M failed"
 //! interop verify          stdin {"jobs": [...]}  ->  stdout {"results": [{"valid": true, "state": ...} | {"valid": false, "reason": ...}]}
 //! interop mint            stdin {"jobs": [...]}  ->  stdout {"results": [{"token": ...}]}
+//! interop conformance     the JSON-lines protocol of `mrtr-state conformance` (docs/conformance.md)
 //! ```
 //!
 //! The job format is described in tests/interop/harness.py. A job that cannot be read (bad JSON, a
@@ -17,7 +18,7 @@ mod mint;
 mod strict_json;
 mod verify;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -39,8 +40,9 @@ fn main() -> ExitCode {
         ["vectors", dir] => vectors(Path::new(dir)),
         ["verify"] => jobs(|job| verify_job(&object(job)?)).map(|()| true),
         ["mint"] => jobs(mint_job).map(|()| true),
+        ["conformance"] => conformance().map(|()| true),
         _ => Err(
-            "usage: interop vectors <dir> | interop verify | interop mint (jobs on stdin)".into(),
+            "usage: interop vectors <dir> | interop verify | interop mint (jobs on stdin) | interop conformance".into(),
         ),
     };
     match outcome {
@@ -75,6 +77,51 @@ fn jobs(run: fn(&RawValue) -> Result<Value, String>) -> Result<(), String> {
     serde_json::to_writer(&mut stdout, &json!({ "results": results }))
         .map_err(|e| e.to_string())?;
     writeln!(stdout).map_err(|e| e.to_string())
+}
+
+/// `conformance`: one request per line on stdin, one answer per line on stdout, in order, flushed
+/// after each (the protocol of `mrtr-state conformance`).
+fn conformance() -> Result<(), String> {
+    let (mut stdin, mut stdout) = (std::io::stdin().lock(), std::io::stdout().lock());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = stdin.read_until(b'\n', &mut line);
+        if read.map_err(|e| format!("cannot read stdin: {e}"))? == 0 {
+            return Ok(());
+        }
+        serde_json::to_writer(&mut stdout, &answer(&line)).map_err(|e| e.to_string())?;
+        writeln!(stdout)
+            .and_then(|()| stdout.flush())
+            .map_err(|e| e.to_string())?;
+    }
+}
+
+/// The answer to one request: the verify job, the argument digest and the key loader, as for the
+/// jobs and the vectors.
+fn answer(line: &[u8]) -> Value {
+    let Ok(request) = serde_json::from_slice::<Map<String, Value>>(line) else {
+        return json!({ "id": null, "error": "a request must be one JSON object per line" });
+    };
+    let outcome = match request.get("op").and_then(Value::as_str) {
+        Some("verify") => verify_job(&request),
+        Some("digest") => match arguments(&request) {
+            Ok(Some(arguments)) => Ok(match digest::arguments_digest(&arguments) {
+                Ok(digest) => json!({ "digest": digest }),
+                Err(_) => json!({ "unbindable": true }),
+            }),
+            Ok(None) => Err("missing \"arguments\"".into()),
+            Err(problem) => Err(problem),
+        },
+        Some("load_key") => {
+            let jwk = request.get("jwk").cloned().unwrap_or(Value::Null);
+            Ok(json!({ "loaded": Ring::from_jwks(&json!({ "keys": [jwk] })).is_ok() }))
+        }
+        _ => Ok(json!({ "unsupported": true })),
+    };
+    let mut reply = outcome.unwrap_or_else(|problem| json!({ "error": problem }));
+    reply["id"] = request.get("id").cloned().unwrap_or(Value::Null);
+    reply
 }
 
 /// A verify job: `{"keys", "token", "issuer", "user", one of "tool"/"prompt"/"resource",

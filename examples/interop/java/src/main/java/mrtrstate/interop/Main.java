@@ -4,8 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -18,7 +20,8 @@ import java.util.List;
 
 /**
  * The interop program: {@code vectors <dir>} (tokens, arguments and invalid keys), {@code verify} and {@code mint}
- * (see tests/interop/harness.py).
+ * (see tests/interop/harness.py), and {@code conformance} (the JSON-lines protocol of {@code mrtr-state
+ * conformance}, see docs/conformance.md).
  *
  * <p>{@code verify} and {@code mint} read {@code {"jobs": [...]}} on stdin and write {@code {"results": [...]}}
  * on stdout. A job that cannot be run (unreadable JSON, a missing field, an unusable key) stops the program
@@ -46,6 +49,9 @@ public final class Main {
         if (args.length == 2 && args[0].equals("vectors")) {
             return vectors(Path.of(args[1]), out);
         }
+        if (args.length == 1 && args[0].equals("conformance")) {
+            return conformance(out);
+        }
         if (args.length == 1 && (args[0].equals("verify") || args[0].equals("mint"))) {
             JsonNode input = StrictJson.parseJob(readStdin(), "stdin");
             if (!input.path("jobs").isArray()) {
@@ -66,7 +72,7 @@ public final class Main {
             out.println(StrictJson.write(output));
             return 0;
         }
-        throw new BadJob("usage: interop vectors <dir> | interop verify | interop mint");
+        throw new BadJob("usage: interop vectors <dir> | interop verify | interop mint | interop conformance");
     }
 
     // --- verify -----------------------------------------------------------------------------------------
@@ -84,7 +90,7 @@ public final class Main {
             throw new BadJob("'leeway' is at most 300 seconds");
         }
         StateVerifier.Request request = new StateVerifier.Request(
-                text(job, "user"), audience(job), arguments(job, true), integer(job, "now", null, 0));
+                text(job, "user"), audience(job), arguments(job, true), now(job));
         return verdict(new StateVerifier(options), job.get("token"), request);
     }
 
@@ -126,6 +132,65 @@ public final class Main {
         return result;
     }
 
+    // --- conformance ------------------------------------------------------------------------------------
+
+    /** One request per line on stdin, one answer per line on stdout, in order, flushed after each. */
+    private static int conformance(PrintStream out) throws BadJob {
+        try {
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                out.println(StrictJson.write(answer(line)));
+                out.flush();
+            }
+        } catch (IOException e) {
+            throw new BadJob("cannot read stdin: " + e.getMessage());
+        }
+        return 0;
+    }
+
+    /** The answer to one request: the verify job, the argument digest and the key loader, as for the jobs. */
+    private static ObjectNode answer(String line) {
+        ObjectNode reply = NODES.objectNode();
+        JsonNode request;
+        try {
+            request = StrictJson.parseJob(line, "a request");
+            requireObject(request, "a request");
+        } catch (BadJob e) {
+            reply.putNull("id");
+            reply.put("error", e.getMessage());
+            return reply;
+        }
+        reply.set("id", request.has("id") ? request.get("id") : NODES.nullNode());
+        try {
+            switch (request.path("op").asText()) {
+                case "verify" -> reply.setAll(verifyJob(request));
+                case "digest" -> {
+                    JsonNode arguments = arguments(request, false);
+                    if (arguments == null) {
+                        throw new BadJob("'arguments' is required");
+                    }
+                    try {
+                        reply.put("digest", ArgumentDigest.digest(arguments));
+                    } catch (IOException unbindable) {
+                        reply.put("unbindable", true);
+                    }
+                }
+                case "load_key" -> {
+                    try {
+                        KeyRing.load(request.get("jwk"));
+                        reply.put("loaded", true);
+                    } catch (BadJob refused) {
+                        reply.put("loaded", false);
+                    }
+                }
+                default -> reply.put("unsupported", true);
+            }
+        } catch (BadJob e) {
+            reply.put("error", e.getMessage());
+        }
+        return reply;
+    }
+
     // --- vectors ----------------------------------------------------------------------------------------
 
     private static int vectors(Path dir, PrintStream out) throws BadJob {
@@ -152,7 +217,7 @@ public final class Main {
                         integer(settings, "max_token_bytes", null, 1),
                         flag(settings, "require_arguments")));
                 StateVerifier.Request request = new StateVerifier.Request(text(vector, "user"), audience(vector),
-                        arguments(vector, true), integer(vector, "now", null, 0));
+                        arguments(vector, true), now(vector));
                 ObjectNode actual = verdict(verifier, vector.get("token"), request);
                 JsonNode expected = vector.get("expected");
                 boolean ok = sameVerdict(actual, expected);
@@ -262,6 +327,19 @@ public final class Main {
         if (value == null || !value.isIntegralNumber() || !value.canConvertToLong() || value.longValue() < minimum
                 || value.longValue() > 9007199254740991L) {
             throw new BadJob("'" + name + "' must be an integer from " + minimum + " to 2^53 - 1");
+        }
+        return value.longValue();
+    }
+
+    /**
+     * The verifier's clock {@code now}, in seconds: any integer, negative or beyond 2^53 - 1 too (the reference
+     * takes any), within what Nimbus's clock holds in milliseconds.
+     */
+    private static long now(JsonNode job) throws BadJob {
+        JsonNode value = job.get("now");
+        if (value == null || !value.isIntegralNumber() || !value.canConvertToLong()
+                || Math.abs(value.longValue()) > Long.MAX_VALUE / 1000) {
+            throw new BadJob("'now' must be an integer of seconds (within +/-(2^63 - 1) milliseconds)");
         }
         return value.longValue();
     }

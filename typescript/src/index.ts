@@ -15,7 +15,17 @@
 
 export { argumentsDigest, canonicalize, isBindable, UnbindableArguments } from "./canonical.js";
 export { InvalidRequestState, isReason, KeyringError, REASONS, type Reason } from "./errors.js";
-export { checkState, type Json } from "./json.js";
+export {
+  checkState,
+  dumps,
+  isUnsafeIntegerLiteral,
+  JsonError,
+  parseStrictJson,
+  type Json,
+  type NumberLiteral,
+  type ParsedJson,
+  type StrictOptions,
+} from "./json.js";
 export { decodeUnverified, TYP, type JsonObject } from "./jws.js";
 export {
   ALGORITHMS,

@@ -1,15 +1,15 @@
 /**
- * The `vectors` command: every vector of spec/vectors/ (section 12) against this implementation.
+ * The `vectors` command: every vector of spec/vectors/ (section 12) against the `mrtr-state` package.
  */
 
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 
-import { argumentsDigest, canonicalJson } from "./digest.js";
-import { JobError, readVerifyJob } from "./jobs.js";
-import type { Json } from "./strict-json.js";
-import { verify, type Verdict } from "./verify.js";
+import { argumentsDigest, canonicalize, isBindable, Key, KeyringError, type Json } from "mrtr-state";
+
+import { JobError, verifyJob, type Verdict } from "./jobs.js";
 
 interface TokenVector {
   readonly id: string;
@@ -17,17 +17,10 @@ interface TokenVector {
   readonly [member: string]: Json | Verdict;
 }
 
-interface ArgumentVector {
-  readonly id: string;
-  readonly arguments: Json;
-  readonly canonical: string;
-  readonly digest: string;
-}
-
 /** Check every vector in `dir`; print one line each and a closing tally; return the number that failed. */
 export async function checkVectors(dir: string, print: (line: string) => void): Promise<number> {
   // JSON.parse is right for these files: the arguments are meant to be read by the language's
-  // ordinary parser (an integer beyond 2^53 becomes the nearest double, as RFC 8785 wants).
+  // ordinary parser (an integer beyond 2^53 becomes the nearest double, which is unbindable).
   const read = async (name: string) => {
     try {
       return JSON.parse(await readFile(join(dir, name), "utf8"));
@@ -48,23 +41,48 @@ export async function checkVectors(dir: string, print: (line: string) => void): 
 
   for (const vector of tokens.vectors as TokenVector[]) {
     const job: { [name: string]: Json } = { keys: keys.verifier_jwks };
-    for (const name of ["token", "issuer", "user", "tool", "prompt", "resource", "arguments", "now"]) {
+    for (const name of ["token", "user", "tool", "prompt", "resource", "arguments", "now"]) {
       if (vector[name] !== undefined) job[name] = vector[name] as Json;
     }
-    for (const name of ["issuer", "max_lifetime", "leeway", "max_token_bytes"]) {
-      job[name] = (vector[name] ?? tokens.defaults[name]) as Json;
+    for (const name of ["issuer", "max_lifetime", "leeway", "max_token_bytes", "require_arguments"]) {
+      const value = vector[name] ?? tokens.defaults[name];
+      if (value !== undefined) job[name] = value as Json;
     }
-    const { token, ring, request, policy } = await readVerifyJob(job);
-    const verdict = await verify(token, ring, request, policy);
+    const verdict = await verifyJob(job);
     const ok = isDeepStrictEqual(verdict, vector.expected);
     report(ok, vector.id, describe(verdict, ok), describe(vector.expected, true));
   }
 
-  for (const vector of args.vectors as ArgumentVector[]) {
-    const canonical = canonicalJson(vector.arguments);
-    const digest = argumentsDigest(vector.arguments);
+  for (const vector of args.vectors) {
+    if (vector.unbindable === true) {
+      const unbindable = !isBindable(vector.arguments);
+      report(unbindable, vector.id, unbindable ? "unbindable" : "bindable", "unbindable");
+      continue;
+    }
+    let canonical: string;
+    let digest: string;
+    try {
+      canonical = canonicalize(vector.arguments);
+      digest = argumentsDigest(vector.arguments);
+    } catch (error) {
+      report(false, vector.id, `no canonical form (${error instanceof Error ? error.message : String(error)})`, "canonical");
+      continue;
+    }
     const ok = canonical === vector.canonical && digest === vector.digest;
     report(ok, vector.id, `JCS ${canonical}, digest ${digest}`, `JCS ${vector.canonical}, digest ${vector.digest}`);
+  }
+
+  if (existsSync(join(dir, "invalid-keys.json"))) {
+    for (const vector of (await read("invalid-keys.json")).vectors) {
+      let refused = false;
+      try {
+        Key.fromJwk(vector.jwk);
+      } catch (error) {
+        if (!(error instanceof KeyringError)) throw error;
+        refused = true;
+      }
+      report(refused, `invalid-keys ${vector.id}`, refused ? "refused at load" : "loaded", "refused at load");
+    }
   }
 
   print(`${passed} passed, ${failed} failed`);

@@ -1,4 +1,4 @@
-"""What both fuzz targets share: seeding the corpus and starting libFuzzer."""
+"""What every fuzz target shares: seeding the corpus and starting libFuzzer."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -95,6 +96,36 @@ def claims_for(vector_id: str, **changes: Any) -> dict[str, Any]:
 
 def compact(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class Literal(str):
+    """A number written in the vector files exactly as given (e.g. 1e-400, which Python reads as 0.0).
+
+    It is a str so json.dumps writes it as a marked string, which `render` swaps for the literal.
+    """
+
+    def __new__(cls, text: str) -> Literal:
+        return super().__new__(cls, text)
+
+
+def literal_marker(text: str) -> str:
+    return f"@@literal:{text}@@"
+
+
+def with_literals(value: Any) -> Any:
+    """`value` with each Literal replaced by its marker string (for render)."""
+    if isinstance(value, Literal):
+        return literal_marker(str(value))
+    if isinstance(value, dict):
+        return {k: with_literals(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_literals(v) for v in value]
+    return value
+
+
+def parsed(value: Any) -> Any:
+    """`value` as a JSON parser reads it: each Literal becomes the number it spells."""
+    return json.loads(json.dumps(with_literals(value)).replace('"@@literal:', "").replace('@@"', ""))
 
 
 def header_for(key: Key, **changes: Any) -> dict[str, Any]:
@@ -382,14 +413,14 @@ def token_vectors() -> list[dict[str, Any]]:
             user="éric",
         )
     )
-    number_args_sealed = {"n": 1, "x": 1e21, "list": [0.5, -0]}
+    number_args_sealed = {"n": 1, "x": 1e15, "list": [0.5, -0]}
     add(
         vector(
             "valid-hs256-argument-number-forms",
             "Arguments equal as JSON numbers digest the same (RFC 8785).",
             token("valid-hs256-argument-number-forms", args_sha256=arguments_digest(number_args_sealed)),
             None,
-            arguments={"list": [0.5, 0.0], "x": 1000000000000000000000, "n": 1.0},
+            arguments={"list": [0.5, 0.0], "x": 1000000000000000, "n": 1.0},
         )
     )
     at_cap, at_cap_state = sized_token("valid-hs256-at-size-cap", MAX_TOKEN_BYTES)
@@ -400,6 +431,99 @@ def token_vectors() -> list[dict[str, Any]]:
             at_cap,
             None,
             expected_state=at_cap_state,
+        )
+    )
+
+    escaped_typ = b'{"alg":"HS256","typ":"mrtr-state\\u002bjwt","kid":"' + HS256.kid.encode() + b'"}'
+    add(
+        vector(
+            "valid-hs256-typ-escaped",
+            'typ written as "mrtr-state\\u002bjwt": the decoded string is compared (step 7), '
+            "not the raw bytes.",
+            assemble(HS256, escaped_typ, claims_for("valid-hs256-typ-escaped")),
+            None,
+        )
+    )
+    add(
+        vector(
+            "valid-hs256-header-whitespace-outside-object",
+            "White space before and after the braces of the decoded header: insignificant JSON white space.",
+            assemble(
+                HS256,
+                b" \n\t\r" + compact(header_for(HS256)) + b"\r\n ",
+                claims_for("valid-hs256-header-whitespace-outside-object"),
+            ),
+            None,
+        )
+    )
+    for length in (22, 64):
+        jti_id = f"valid-hs256-jti-{length}-characters"
+        add(
+            vector(
+                jti_id,
+                f"A jti of {length} base64url characters: the "
+                + (
+                    "shortest (128 bits, what a minter writes)."
+                    if length == 22
+                    else "longest a verifier accepts."
+                ),
+                token(jti_id, jti=(jti_for(jti_id) * 3)[:length]),
+                None,
+            )
+        )
+    underflow_claims = compact(claims_for("valid-hs256-state-underflow", state={"tiny": 0})).replace(
+        b'"tiny":0', b'"tiny":1e-400'
+    )
+    add(
+        vector(
+            "valid-hs256-state-underflow",
+            "1e-400 in the state underflows a double: it is read as 0 (step 11), "
+            "as every JSON parser reads it.",
+            assemble(HS256, header_for(HS256), underflow_claims),
+            None,
+            expected_state={"tiny": 0},
+        )
+    )
+    add(
+        vector(
+            "valid-hs256-argument-underflow",
+            'Sealed with {"n": 0}, retried with {"n": 1e-400}: an underflow is read as 0 (section 3.4).',
+            token("valid-hs256-argument-underflow", args_sha256=arguments_digest({"n": 0})),
+            None,
+            arguments={"n": Literal("1e-400")},
+        )
+    )
+    add(
+        vector(
+            "valid-hs256-no-binding-unbindable-arguments",
+            "No args_sha256 and a verifier that does not require it: unbindable arguments do not matter.",
+            token("valid-hs256-no-binding-unbindable-arguments", args_sha256=None),
+            None,
+            arguments={"id": 9007199254740993},
+        )
+    )
+    add(
+        vector(
+            "valid-eddsa-binding-required",
+            "A verifier that requires the argument binding, and a token that has it.",
+            token("valid-eddsa-binding-required", "EdDSA"),
+            None,
+            require_arguments=True,
+        )
+    )
+    add(
+        vector(
+            "valid-hs256-resource-binding-required",
+            "A resource read has no arguments: requiring the binding does not apply to it.",
+            token(
+                "valid-hs256-resource-binding-required",
+                aud="resources/read:file:///reports/q3.csv",
+                args_sha256=None,
+            ),
+            None,
+            resource="file:///reports/q3.csv",
+            arguments=None,
+            require_arguments=True,
         )
     )
 
@@ -752,6 +876,19 @@ def token_vectors() -> list[dict[str, Any]]:
         )
     )
 
+    for alg in ("HS256", "EdDSA"):
+        a = alg.lower()
+        t = assemble(KEYS[alg], header_for(KEYS[alg]), b'{"iss": not JSON')
+        h2, p2, s2 = t.split(".")
+        add(
+            vector(
+                f"bad-signature-{a}-unparseable-claims",
+                "Claims that are not JSON under a changed signature: the signature is checked first.",
+                f"{h2}.{p2}.{flip_char(s2, 5)}",
+                "bad_signature",
+            )
+        )
+
     # --- step 11: claims JSON -----------------------------------------------------------------------
     def raw(payload: bytes, alg: str = "HS256") -> str:
         return assemble(KEYS[alg], header_for(KEYS[alg]), payload)
@@ -923,6 +1060,16 @@ def token_vectors() -> list[dict[str, Any]]:
             "malformed",
         )
     )
+    for length in (21, 65):
+        jti_id = f"malformed-jti-{length}-characters"
+        add(
+            vector(
+                jti_id,
+                f"A jti of {length} base64url characters: a verifier accepts 22 to 64.",
+                token(jti_id, jti=(jti_for(jti_id) * 3)[:length]),
+                "malformed",
+            )
+        )
     add(
         vector(
             "malformed-args-digest-length",
@@ -1117,6 +1264,58 @@ def token_vectors() -> list[dict[str, Any]]:
         )
     )
 
+    # What a verifier that digested 2**60 + 1 as the double 2**60 would have sealed (the old collision).
+    as_double = (
+        base64.urlsafe_b64encode(hashlib.sha256(canonicalize({"id": float(2**60)})).digest())
+        .decode()
+        .rstrip("=")
+    )
+    add(
+        vector(
+            "wrong-request-integer-beyond-2-53",
+            'Bound to the JCS digest of {"id": 2**60} (a double), retried with 2**60 + 1: '
+            "the arguments are unbindable, so no digest matches (section 3.4).",
+            token("wrong-request-integer-beyond-2-53", args_sha256=as_double),
+            "wrong_request",
+            arguments={"id": 2**60 + 1},
+        )
+    )
+    add(
+        vector(
+            "wrong-request-integer-beyond-2-53-same-value",
+            "The same, retried with 2**60 itself: unbindable arguments match no digest, "
+            "even their own double's.",
+            token("wrong-request-integer-beyond-2-53-same-value", args_sha256=as_double),
+            "wrong_request",
+            arguments={"id": 2**60},
+        )
+    )
+    add(
+        vector(
+            "wrong-request-binding-required",
+            "No args_sha256, and a verifier that requires the argument binding (step 19).",
+            token("wrong-request-binding-required", args_sha256=None),
+            "wrong_request",
+            require_arguments=True,
+        )
+    )
+    add(
+        vector(
+            "wrong-request-binding-required-prompt",
+            "A prompt's token without args_sha256, and a verifier that requires the binding.",
+            token(
+                "wrong-request-binding-required-prompt",
+                "EdDSA",
+                aud="prompts/get:summarize",
+                args_sha256=None,
+            ),
+            "wrong_request",
+            prompt="summarize",
+            arguments={"topic": "q3"},
+            require_arguments=True,
+        )
+    )
+
     # --- several faults at once: the first failing step of section 5 decides --------------------------
     v.extend(order_vectors())
 
@@ -1280,45 +1479,201 @@ def argument_vectors() -> list[dict[str, Any]]:
             "integers",
             {"zero": 0, "one": 1, "minus": -1, "max-safe": 9007199254740991, "min-safe": -9007199254740991},
         ),
-        (
-            "integers-beyond-2-53",
-            {"a": 9007199254740993, "b": 18014398509481985, "c": 100000000000000000000000},
-        ),
         ("negative-zero", {"z": -0.0}),
         (
             "rfc8785-numbers",
             {
-                "a": 1e21,
-                "b": 1e20,
                 "c": 1e-6,
                 "d": 1e-7,
-                "e": 123456789012345680000.0,
                 "f": 4.5,
                 "g": 0.1,
                 "h": 5e-324,
-                "i": 1.7976931348623157e308,
                 "j": 333333333.33333329,
-                "k": 1e23,
                 "l": -1.5e-7,
                 "m": 0.000001234,
-                "n": 1.5e300,
+                "o": 4503599627370495.5,
+                "p": 123456789.125,
+                "q": -2.2250738585072014e-308,
             },
         ),
         ("float-integers", {"a": 1.0, "b": 100.0, "c": -2.0, "d": 1e15}),
+        (
+            "safe-range-written-as-doubles",
+            {"top": Literal("9007199254740991.0"), "bottom": Literal("-9.007199254740991e15")},
+        ),
+        ("underflow-reads-as-zero", {"tiny": Literal("1e-400"), "negative": Literal("-1e-400")}),
         ("unicode-values", {"name": "Zoë", "emoji": "😀", "cjk": "日本語", "rtl": "שלום"}),
     ]
-    out = []
+    # Unbindable (section 3.4): a number whose value is an integer beyond +-(2**53 - 1),
+    # however it is written. Every implementation must report these as unbindable.
+    unbindable: list[tuple[str, Any]] = [
+        (
+            "integers-beyond-2-53",
+            {"a": 9007199254740993, "b": 18014398509481985, "c": 100000000000000000000000},
+        ),
+        ("integer-2-53", {"id": 9007199254740992}),
+        ("negative-integer-beyond-2-53-nested", {"items": [{"id": -9007199254740992}]}),
+        ("exponent-integer-1e23", {"id": Literal("1e23")}),
+        ("double-2-60", {"id": Literal("1.152921504606847e+18")}),
+        ("large-double-1e21", {"x": Literal("1e21")}),
+    ]
+    out: list[dict[str, Any]] = []
     for case_id, arguments in cases:
-        canonical = canonicalize(arguments).decode("utf-8")
+        value = parsed(arguments)
+        canonical = canonicalize(value).decode("utf-8")
         out.append(
             {
                 "id": case_id,
                 "arguments": arguments,
                 "canonical": canonical,
-                "digest": arguments_digest(arguments),
+                "digest": arguments_digest(value),
             }
         )
+    for case_id, arguments in unbindable:
+        try:
+            arguments_digest(parsed(arguments))
+        except ValueError:
+            pass
+        else:
+            raise SystemExit(f"argument vector {case_id} should be unbindable")
+        out.append({"id": case_id, "arguments": arguments, "unbindable": True})
     return out
+
+
+# --- invalid Ed25519 public keys (section 7.2) ------------------------------------------------------
+# Plain integer arithmetic on the curve (RFC 8032, section 5.1), written here independently of the
+# library's check, to find the encodings every implementation must refuse at load.
+P = 2**255 - 19
+D = (-121665 * pow(121666, P - 2, P)) % P
+SQRT_M1 = pow(2, (P - 1) // 4, P)
+L = 2**252 + 27742317777372353535851937790883648493  # the order of the base point
+
+
+def recover_x(y: int, sign: int) -> int | None:
+    if y >= P:
+        return None
+    x2 = (y * y - 1) * pow(D * y * y + 1, P - 2, P) % P
+    if x2 == 0:
+        return None if sign else 0
+    x = pow(x2, (P + 3) // 8, P)
+    if (x * x - x2) % P != 0:
+        x = x * SQRT_M1 % P
+    if (x * x - x2) % P != 0:
+        return None
+    return P - x if (x & 1) != sign else x
+
+
+def edwards_add(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    (x1, y1), (x2, y2) = a, b
+    t = D * x1 * x2 * y1 * y2 % P
+    x3 = (x1 * y2 + x2 * y1) * pow(1 + t, P - 2, P) % P
+    y3 = (y1 * y2 + x1 * x2) * pow(1 - t, P - 2, P) % P
+    return x3, y3
+
+
+def edwards_mul(k: int, point: tuple[int, int]) -> tuple[int, int]:
+    result, addend = (0, 1), point
+    while k:
+        if k & 1:
+            result = edwards_add(result, addend)
+        addend = edwards_add(addend, addend)
+        k >>= 1
+    return result
+
+
+def point_order(point: tuple[int, int]) -> int:
+    order, q = 1, point
+    while q != (0, 1):
+        q, order = edwards_add(q, point), order + 1
+    return order
+
+
+def encode_point(y: int, sign: int) -> bytes:
+    return (y | (sign << 255)).to_bytes(32, "little")
+
+
+def torsion_points() -> list[tuple[int, int]]:
+    """The 8 points of small order: [L]Q for points Q until all 8 have appeared."""
+    found: set[tuple[int, int]] = set()
+    y = 2
+    while len(found) < 8:
+        x = recover_x(y, 0)
+        if x is not None:
+            found.add(edwards_mul(L, (x, y)))
+        y += 1
+    return sorted(found, key=lambda q: (point_order(q), q[1], q[0] & 1))
+
+
+def invalid_key_vectors() -> list[dict[str, Any]]:
+    def entry(vector_id: str, description: str, x: bytes) -> dict[str, Any]:
+        jwk = {"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": vector_id, "x": b64(x)}
+        return {"id": vector_id, "description": description, "jwk": jwk}
+
+    out: list[dict[str, Any]] = []
+    names = {1: "identity", 2: "order-2", 4: "order-4", 8: "order-8"}
+    counts: dict[int, int] = {}
+    for x, y in torsion_points():
+        order = point_order((x, y))
+        counts[order] = counts.get(order, 0) + 1
+        label = names[order] + ("" if order <= 2 else f"-{counts[order]}")
+        out.append(
+            entry(
+                f"small-order-{label}",
+                f"The canonical encoding of a point of order {order}: a constant signature verifies "
+                "for many messages under it.",
+                encode_point(y, x & 1),
+            )
+        )
+    # The points whose y + p still fits in 255 bits (y = 0, 1) have a second encoding with y >= p.
+    for y, what in ((0, "an order-4 point (y = 0)"), (1, "the identity (y = 1)")):
+        for sign in (0, 1):
+            out.append(
+                entry(
+                    f"non-canonical-y-{y}-plus-p-sign-{sign}",
+                    f"y = p + {y} with sign bit {sign}: a non-canonical encoding (y >= p) of {what}.",
+                    encode_point(P + y, sign),
+                )
+            )
+    for y, what in ((1, "identity"), (P - 1, "order-2 point")):
+        out.append(
+            entry(
+                f"sign-bit-set-on-x-zero-{'identity' if y == 1 else 'order-2'}",
+                f"The {what} (x = 0) with the sign bit set: RFC 8032 5.1.3 refuses x = 0 with sign 1.",
+                encode_point(y, 1),
+            )
+        )
+    for k in range(2, 19):
+        x = recover_x(k, 0)
+        if x is not None and point_order_is_large((x, k)):
+            out.append(
+                entry(
+                    "non-canonical-large-order",
+                    f"y = p + {k}: a non-canonical encoding (y >= p) of a point of large order "
+                    f"(y = {k} is its canonical encoding).",
+                    encode_point(P + k, 0),
+                )
+            )
+            break
+    y = 2
+    while recover_x(y, 0) is not None:
+        y += 1
+    out.append(
+        entry(
+            "not-on-curve",
+            f"y = {y}: no x satisfies the curve equation, so this is not a point.",
+            encode_point(y, 0),
+        )
+    )
+    out.append(entry("length-31-bytes", "x of 31 bytes.", b"\x11" * 31))
+    out.append(entry("length-33-bytes", "x of 33 bytes.", b"\x11" * 33))
+    return out
+
+
+def point_order_is_large(point: tuple[int, int]) -> bool:
+    q = point
+    for _ in range(3):
+        q = edwards_add(q, q)
+    return q != (0, 1)
 
 
 def documents() -> dict[str, Any]:
@@ -1332,15 +1687,28 @@ def documents() -> dict[str, Any]:
     }
     tokens = {
         "version": VERSION,
-        "defaults": {"issuer": ISSUER, "max_lifetime": 600, "leeway": 0, "max_token_bytes": MAX_TOKEN_BYTES},
+        "defaults": {
+            "issuer": ISSUER,
+            "max_lifetime": 600,
+            "leeway": 0,
+            "max_token_bytes": MAX_TOKEN_BYTES,
+            "require_arguments": False,
+        },
         "vectors": token_vectors(),
     }
     arguments = {"version": VERSION, "vectors": argument_vectors()}
-    return {"keys.json": keys, "tokens.json": tokens, "arguments.json": arguments}
+    invalid_keys = {"version": VERSION, "vectors": invalid_key_vectors()}
+    return {
+        "keys.json": keys,
+        "tokens.json": tokens,
+        "arguments.json": arguments,
+        "invalid-keys.json": invalid_keys,
+    }
 
 
 def render(document: Any) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(with_literals(document), indent=2, ensure_ascii=False) + "\n"
+    return re.sub(r'"@@literal:([^"@]+)@@"', r"\1", text)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ import rfc8785
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mrtr_state import InvalidRequestState, Keyring, StateSealer, canonicalize
+from mrtr_state import InvalidRequestState, Keyring, StateSealer, arguments_digest, canonicalize
 from tests.conftest import ISSUER, NOW
 
 SAFE = 2**53 - 1
@@ -30,6 +30,21 @@ json_values = st.recursive(
     ),
     max_leaves=30,
 )
+# Bound arguments are I-JSON: no number whose value is an integer beyond the safe range (profile, 3.4).
+bindable_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-SAFE, SAFE)
+    | st.floats(min_value=-float(SAFE), max_value=float(SAFE))
+    | st.text()
+)
+bindable_values = st.recursive(
+    bindable_scalars,
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
+    ),
+    max_leaves=30,
+)
 names = st.text(min_size=1, max_size=30)
 algorithms = st.sampled_from(sorted(SEALERS))
 
@@ -39,7 +54,7 @@ algorithms = st.sampled_from(sorted(SEALERS))
     state=json_values,
     user=names,
     tool=names,
-    arguments=st.dictionaries(st.text(), json_values, max_size=4),
+    arguments=st.dictionaries(st.text(), bindable_values, max_size=4),
     alg=algorithms,
 )
 def test_any_json_state_round_trips_exactly(
@@ -92,3 +107,24 @@ def test_any_change_to_a_token_is_refused(case: tuple[str, str, str]) -> None:
 @given(json_values)
 def test_canonical_json_agrees_with_an_independent_rfc8785_implementation(value: Any) -> None:
     assert canonicalize(value) == rfc8785.dumps(value)
+
+
+unsafe_numbers = (
+    st.integers(min_value=SAFE + 1)
+    | st.integers(max_value=-SAFE - 1)
+    | st.floats(min_value=2.0**53, allow_infinity=False)
+    | st.floats(max_value=-(2.0**53), allow_infinity=False)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(arguments=st.dictionaries(st.text(max_size=5), bindable_values, max_size=3), number=unsafe_numbers)
+def test_arguments_holding_an_integer_beyond_2_53_are_unbindable_however_written(
+    arguments: dict[str, Any], number: int | float
+) -> None:
+    nested = {**arguments, "deep": [{"id": number}]}
+    try:
+        arguments_digest(nested)
+    except ValueError:
+        return
+    raise AssertionError("unbindable arguments were digested")

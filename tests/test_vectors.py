@@ -11,13 +11,24 @@ from typing import Any
 import pytest
 import rfc8785
 
-from mrtr_state import InvalidRequestState, Keyring, StateSealer, arguments_digest, canonicalize
+from mrtr_state import (
+    InvalidRequestState,
+    Key,
+    Keyring,
+    KeyringError,
+    StateSealer,
+    arguments_digest,
+    canonicalize,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "spec" / "vectors"
 KEYS = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))
 TOKENS = json.loads((VECTORS / "tokens.json").read_text(encoding="utf-8"))
 ARGUMENTS = json.loads((VECTORS / "arguments.json").read_text(encoding="utf-8"))
+INVALID_KEYS = json.loads((VECTORS / "invalid-keys.json").read_text(encoding="utf-8"))
+BINDABLE = [case for case in ARGUMENTS["vectors"] if not case.get("unbindable")]
+UNBINDABLE = [case for case in ARGUMENTS["vectors"] if case.get("unbindable")]
 RING = Keyring.from_jwks(KEYS["verifier_jwks"])
 
 
@@ -30,6 +41,7 @@ def verify(vector: dict[str, Any]) -> Any:
         leeway=settings["leeway"],
         max_token_bytes=settings["max_token_bytes"],
         clock=lambda: vector["now"],
+        require_arguments=settings["require_arguments"],
     )
     target = {k: vector[k] for k in ("tool", "prompt", "resource") if k in vector}
     return sealer.open(vector["token"], user=vector["user"], arguments=vector.get("arguments", {}), **target)
@@ -46,27 +58,53 @@ def test_each_token_vector_gets_its_expected_verdict_and_reason(vector: dict[str
         assert refusal.value.reason == expected["reason"]
 
 
-@pytest.mark.parametrize("case", ARGUMENTS["vectors"], ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", BINDABLE, ids=lambda c: c["id"])
 def test_each_argument_vector_canonicalizes_and_digests_as_written(case: dict[str, Any]) -> None:
     assert canonicalize(case["arguments"]).decode("utf-8") == case["canonical"]
     assert arguments_digest(case["arguments"]) == case["digest"]
 
 
-def as_doubles(value: Any) -> Any:
-    """JCS reads every number as an IEEE 754 double; the rfc8785 package refuses
-    integers beyond 2**53 instead, so hand it the doubles the profile means."""
-    if isinstance(value, dict):
-        return {k: as_doubles(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [as_doubles(v) for v in value]
-    if type(value) is int and abs(value) > 2**53 - 1:
-        return float(value)
-    return value
+@pytest.mark.parametrize("case", UNBINDABLE, ids=lambda c: c["id"])
+def test_arguments_with_an_integer_beyond_2_53_are_unbindable(case: dict[str, Any]) -> None:
+    assert set(case) == {"id", "arguments", "unbindable"}
+    with pytest.raises(ValueError, match="pass such ids") as error:
+        arguments_digest(case["arguments"])
+    assert "as strings" in str(error.value)
 
 
-@pytest.mark.parametrize("case", ARGUMENTS["vectors"], ids=lambda c: c["id"])
+def test_the_unbindable_argument_vectors_cover_each_way_of_writing_a_large_integer() -> None:
+    raw = (VECTORS / "arguments.json").read_text(encoding="utf-8")
+    for literal in ("9007199254740992", "9007199254740993", "1e23", "1.152921504606847e+18"):
+        assert f": {literal}" in raw or f": -{literal}" in raw, literal
+
+
+@pytest.mark.parametrize("vector", INVALID_KEYS["vectors"], ids=lambda v: v["id"])
+def test_each_invalid_key_vector_is_refused_at_load(vector: dict[str, Any]) -> None:
+    with pytest.raises(KeyringError):
+        Key.from_jwk(vector["jwk"])
+    with pytest.raises(KeyringError):
+        Keyring.from_jwks({"keys": [KEYS["hs256"], vector["jwk"]]})
+
+
+def test_the_invalid_key_vectors_cover_all_eight_small_order_points() -> None:
+    small = [v for v in INVALID_KEYS["vectors"] if v["id"].startswith("small-order-")]
+    assert len({v["jwk"]["x"] for v in small}) == 8
+
+
+def test_no_valid_key_vector_is_refused() -> None:
+    for name in ("hs256", "eddsa", "eddsa_public", "unknown"):
+        Key.from_jwk(KEYS[name])
+    Keyring.from_jwks(KEYS["verifier_jwks"])
+
+
+@pytest.mark.parametrize("case", BINDABLE, ids=lambda c: c["id"])
 def test_argument_vectors_agree_with_an_independent_rfc8785_implementation(case: dict[str, Any]) -> None:
-    assert rfc8785.dumps(as_doubles(case["arguments"])).decode("utf-8") == case["canonical"]
+    assert rfc8785.dumps(case["arguments"]).decode("utf-8") == case["canonical"]
+
+
+def test_the_rfc8785_package_refuses_integers_beyond_2_53_too() -> None:
+    with pytest.raises(rfc8785.IntegerDomainError):
+        rfc8785.dumps({"id": 2**53})
 
 
 def test_every_reason_code_of_steps_1_to_19_has_a_vector() -> None:

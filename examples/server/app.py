@@ -48,7 +48,9 @@ def build_server(
 ) -> MCPServer:
     """The example server: bearer-token users, ``delete_branch`` and ``book_trip``.
 
-    A ``delete_branch`` state is single use, so ``sealer`` needs a replay store.
+    The states of both tools are single use, so ``sealer`` needs a replay store:
+    the round that acts (the confirmed delete, the seat that books) must happen
+    once per state, or one state would delete or book once per presentation.
     """
     server = MCPServer(
         "mrtr-state-example",
@@ -64,7 +66,10 @@ def build_server(
     StateBoundary(
         sealer,
         tool_refusal=tool_refusal,
-        single_use={audience(tool="delete_branch")},
+        # The acting rounds: a confirmed delete, and book_trip's seat round, which
+        # books. book_trip's dates round only asks; single use is per target, so
+        # it is redeemed too, which costs one store write and nothing else.
+        single_use={audience(tool="delete_branch"), audience(tool="book_trip")},
     ).install(server)
     add_git_tools(server, host if host is not None else example_host())
     add_trip_tools(server, airline if airline is not None else Airline())

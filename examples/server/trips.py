@@ -5,6 +5,11 @@ fare, and asks for a seat among those free. What the server learned (dates,
 flight, fare, the seats offered) travels in the sealed state, so any replica can
 finish the booking, and the client cannot change the fare it was quoted. A
 retry without the answer the server asked for is asked again, not failed.
+
+The seat round acts: it books. Its state is single use (the server's
+``StateBoundary`` redeems every ``book_trip`` state once, see ``app.py``), so a
+client that presents the seat-round state again, with the same seat or another,
+is refused as ``replayed`` and books nothing more.
 """
 
 from __future__ import annotations

@@ -18,7 +18,14 @@ from typing import Any, Final
 
 from mrtr_state import _b64
 
-__all__ = ["arguments_digest", "canonicalize"]
+__all__ = ["UNBINDABLE_NUMBER", "arguments_digest", "canonicalize"]
+
+#: Why arguments holding an integer beyond the safe range have no digest (profile, 3.4).
+UNBINDABLE_NUMBER: Final = (
+    "the arguments hold a number whose value is an integer beyond +/-(2**53 - 1); RFC 8785 "
+    "writes numbers as IEEE 754 doubles, so neighbouring integers there share one digest and "
+    "cannot be bound: pass such ids (64-bit ids, nanosecond timestamps) as strings"
+)
 
 
 def canonicalize(value: Any) -> bytes:
@@ -34,17 +41,29 @@ def canonicalize(value: Any) -> bytes:
             string that is not valid Unicode (a lone surrogate), or nesting deeper
             than 256 levels.
     """
+    return _canonical(value, bind=False)
+
+
+def _canonical(value: Any, *, bind: bool) -> bytes:
     try:
-        return _encode(value, 0).encode("utf-8")
+        return _encode(value, 0, bind).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError("a string holds a lone surrogate, which is not valid Unicode") from exc
 
 
 def arguments_digest(arguments: Mapping[str, Any]) -> str:
-    """Return the profile's argument digest: base64url(SHA-256(JCS(arguments))), unpadded."""
+    """Return the profile's argument digest: base64url(SHA-256(JCS(arguments))), unpadded.
+
+    Raises:
+        TypeError: ``arguments`` is not a mapping of JSON values.
+        ValueError: the arguments are unbindable (profile, section 3.4): a number
+            whose value is an integer beyond +/-(2**53 - 1), however it is written
+            (``2**60``, ``1e23``), a non-finite number, a lone surrogate, or
+            nesting deeper than 256 levels. Pass large ids as strings.
+    """
     if not isinstance(arguments, Mapping):
         raise TypeError(f"arguments must be a JSON object (a mapping), not {type(arguments).__name__}")
-    return _b64.encode(hashlib.sha256(canonicalize(arguments)).digest())
+    return _b64.encode(hashlib.sha256(_canonical(arguments, bind=True)).digest())
 
 
 # The C string escaper behind json.dumps(ensure_ascii=False): JCS escapes exactly
@@ -57,20 +76,21 @@ _MAX_DEPTH: Final = 256
 _SAFE: Final = 2**53
 
 
-def _encode(value: Any, depth: int) -> str:
+def _encode(value: Any, depth: int, bind: bool) -> str:
+    """JCS text of ``value``; with ``bind``, refuse integers beyond the safe range (profile, 3.4)."""
     kind = type(value)
     if kind is str:
         return _string(value)
     if kind is int:
         # Below 2**53 an integer is its own double, and ECMAScript prints it plainly.
-        return str(value) if -_SAFE < value < _SAFE else _number(value)
+        return str(value) if -_SAFE < value < _SAFE else _number(value, bind)
     if depth >= _MAX_DEPTH:
         raise ValueError(f"the value nests deeper than {_MAX_DEPTH} levels")
     if kind is dict or (kind is not list and isinstance(value, Mapping)):
         members = sorted(value.items(), key=_first if _ascii_keys(value) else _utf16_order)
-        return "{" + ",".join([f"{_string(k)}:{_encode(v, depth + 1)}" for k, v in members]) + "}"
+        return "{" + ",".join([f"{_string(k)}:{_encode(v, depth + 1, bind)}" for k, v in members]) + "}"
     if kind is list or kind is tuple:
-        return "[" + ",".join([_encode(item, depth + 1) for item in value]) + "]"
+        return "[" + ",".join([_encode(item, depth + 1, bind) for item in value]) + "]"
     if value is None:
         return "null"
     if value is True:
@@ -78,7 +98,7 @@ def _encode(value: Any, depth: int) -> str:
     if value is False:
         return "false"
     if isinstance(value, (int, float)):
-        return _number(value)
+        return _number(value, bind)
     if isinstance(value, str):
         return _string(value)
     raise TypeError(f"a {kind.__name__} is not JSON")
@@ -110,8 +130,15 @@ def _utf16_order(member: tuple[object, object]) -> bytes:
     return key.encode("utf-16-be")
 
 
-def _number(value: int | float) -> str:
-    """Format a number as ECMAScript ``Number.prototype.toString`` does (RFC 8785, 3.2.2.3)."""
+def _number(value: int | float, bind: bool = False) -> str:
+    """Format a number as ECMAScript ``Number.prototype.toString`` does (RFC 8785, 3.2.2.3).
+
+    With ``bind``, a value that is an integer beyond +/-(2**53 - 1) is refused: every
+    double of magnitude 2**53 or more is an integer, so that is ``abs(x) >= 2**53``,
+    and an ``int`` beyond the safe range is refused before it is rounded.
+    """
+    if bind and isinstance(value, int) and not -_SAFE < value < _SAFE:
+        raise ValueError(UNBINDABLE_NUMBER)
     try:
         x = float(value)
     except OverflowError as exc:
@@ -120,6 +147,8 @@ def _number(value: int | float) -> str:
         raise ValueError("a non-finite number is not JSON")
     if x == 0:
         return "0"  # both zeros
+    if bind and abs(x) >= _SAFE:
+        raise ValueError(UNBINDABLE_NUMBER)
     if x < 0:
         return "-" + _number(-x)
     # repr() gives the shortest digit string that round-trips, as ECMAScript requires.

@@ -22,7 +22,9 @@ REQUIRED_CLAIMS: Final = frozenset({"iss", "sub", "aud", "iat", "exp", "jti", "s
 #: Every claim a token may carry; any other member refuses the token.
 ALL_CLAIMS: Final = REQUIRED_CLAIMS | {"args_sha256"}
 
-_JTI: Final = re.compile(r"[A-Za-z0-9_-]{16,64}")
+#: A verifier accepts 22 to 64 base64url characters (profile, 3.2): 22 hold the 128
+#: random bits a minter must write (16 bytes), 64 leave room for other minters' forms.
+_JTI: Final = re.compile(r"[A-Za-z0-9_-]{22,64}")
 _DIGEST: Final = re.compile(r"[A-Za-z0-9_-]{43}")
 _STRING_CLAIMS: Final = ("iss", "sub", "aud")
 _ABSENT: Final = object()
@@ -69,10 +71,13 @@ def validate(
     user: str,
     aud: str,
     arguments: Mapping[str, Any] | None,
+    require_arguments: bool = False,
 ) -> dict[str, Any]:
     """Steps 12 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
     check(claims, now=now, leeway=leeway, max_lifetime=max_lifetime)
-    check_bindings(claims, issuer=issuer, user=user, aud=aud, arguments=arguments)
+    check_bindings(
+        claims, issuer=issuer, user=user, aud=aud, arguments=arguments, require_arguments=require_arguments
+    )
     return claims
 
 
@@ -94,7 +99,7 @@ def check(claims: dict[str, Any], *, now: int, leeway: int, max_lifetime: int) -
         raise InvalidRequestState("malformed", "claim 'exp' must be after 'iat'")
     jti = claims["jti"]
     if type(jti) is not str or not _JTI.fullmatch(jti):
-        raise InvalidRequestState("malformed", "claim 'jti' must be 16 to 64 base64url characters")
+        raise InvalidRequestState("malformed", "claim 'jti' must be 22 to 64 base64url characters")
     # "args_sha256": null is a malformed binding, not an absent one.
     digest = claims.get("args_sha256", _ABSENT)
     if digest is not _ABSENT and (type(digest) is not str or not _DIGEST.fullmatch(digest)):
@@ -109,9 +114,18 @@ def check(claims: dict[str, Any], *, now: int, leeway: int, max_lifetime: int) -
 
 
 def check_bindings(
-    claims: dict[str, Any], *, issuer: str, user: str, aud: str, arguments: Mapping[str, Any] | None
+    claims: dict[str, Any],
+    *,
+    issuer: str,
+    user: str,
+    aud: str,
+    arguments: Mapping[str, Any] | None,
+    require_arguments: bool = False,
 ) -> None:
-    """Steps 16 to 19: issuer, user, target and request binding, on claims :func:`check` passed."""
+    """Steps 16 to 19: issuer, user, target and request binding, on claims :func:`check` passed.
+
+    With ``require_arguments`` a token without ``args_sha256`` is refused (step 19).
+    """
     if claims["iss"] != issuer:
         raise InvalidRequestState("wrong_issuer", "claim 'iss' is not this server")
     if claims["sub"] != user:
@@ -119,12 +133,21 @@ def check_bindings(
     if claims["aud"] != aud:
         raise InvalidRequestState("wrong_tool", "claim 'aud' is not the requested target")
     digest = claims.get("args_sha256")
-    if digest is not None and (arguments is None or _digest_or_none(arguments) != digest):
-        raise InvalidRequestState("wrong_request", "claim 'args_sha256' does not match the arguments")
+    if digest is None and require_arguments:
+        raise InvalidRequestState("wrong_request", "the verifier requires claim 'args_sha256'; it is absent")
+    if digest is not None:
+        if arguments is None:
+            raise InvalidRequestState("wrong_request", "claim 'args_sha256' is present, arguments are not")
+        actual = _digest_or_none(arguments)
+        if actual is None:
+            raise InvalidRequestState("wrong_request", "the arguments are unbindable: they match no digest")
+        if actual != digest:
+            raise InvalidRequestState("wrong_request", "claim 'args_sha256' does not match the arguments")
 
 
 def _digest_or_none(arguments: Mapping[str, Any]) -> str | None:
-    # Arguments that cannot be canonicalised cannot be the ones that were sealed.
+    # Unbindable arguments (not I-JSON, or an integer beyond 2**53 - 1) have no
+    # digest, so they match none (profile, 3.4).
     try:
         return arguments_digest(arguments)
     except (TypeError, ValueError):

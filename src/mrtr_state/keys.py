@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from jwt.algorithms import HMACAlgorithm
 
 from mrtr_state import _b64, _json
+from mrtr_state._ed25519 import public_key_problem
 from mrtr_state.errors import KeyringError
 
 __all__ = ["ALGORITHMS", "DEFAULT_KEYS_VARIABLE", "MIN_SECRET_BYTES", "Algorithm", "Key", "Keyring"]
@@ -265,6 +266,11 @@ class EdDSAKey(Key):
         else:
             if x is None:
                 raise KeyringError("an Ed25519 key needs its private or its public half")
+            # Profile 7.2: a canonical point of large order, checked at load, so a
+            # small-order key (which a constant signature verifies under) never enters a ring.
+            problem = public_key_problem(x)
+            if problem is not None:
+                raise KeyringError(problem)
             try:
                 public = Ed25519PublicKey.from_public_bytes(x)
             except ValueError:
@@ -423,6 +429,8 @@ class Keyring:
 
         The value is a JWKS or a single JWK as JSON, or one HS256 secret written in
         base64 or base64url (padding optional) that decodes to at least 32 bytes.
+        A secret that is one byte, or a pattern of at most 8 bytes, repeated is
+        refused as obviously not random (profile, section 7.1).
         """
         env = os.environ if environ is None else environ
         value = env.get(name, "").strip()
@@ -443,6 +451,13 @@ class Keyring:
                 f"the environment variable {name} holds a secret of {len(secret)} bytes; HS256 needs "
                 f"at least {MIN_SECRET_BYTES} random bytes: {_KEYGEN_ADVICE}"
             )
+        period = _repeat_period(secret)
+        if period is not None:
+            raise KeyringError(
+                f"the environment variable {name} holds a secret that is "
+                + ("one byte repeated" if period == 1 else f"a pattern of {period} bytes repeated")
+                + f", not random bytes; {_KEYGEN_ADVICE}"
+            )
         return cls([Key.from_secret(secret)])
 
     def public_jwks(self) -> dict[str, list[dict[str, str]]]:
@@ -462,6 +477,23 @@ class Keyring:
         if kid not in self._by_kid:
             raise KeyringError(f"the ring has no key {kid!r}")
         return Keyring(key for key in self._keys if key.kid != kid)
+
+
+#: The longest repeated pattern the environment's secret form refuses (profile, 7.1).
+_MAX_REFUSED_PERIOD: Final = 8
+
+
+def _repeat_period(secret: bytes) -> int | None:
+    """The period of a secret that is a short pattern repeated (at most 8 bytes), else ``None``.
+
+    A human-chosen secret cannot be told from a random one in general; these are
+    the obvious placeholders (``aaaa...``, ``0000...``, ``abcabc...``), which no
+    random source of 32 bytes yields in practice.
+    """
+    for period in range(1, _MAX_REFUSED_PERIOD + 1):
+        if secret[period:] == secret[:-period]:
+            return period
+    return None
 
 
 def _secret_from_text(value: str, name: str) -> bytes:

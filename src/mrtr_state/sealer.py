@@ -83,6 +83,12 @@ class StateSealer:
             :meth:`open` and :meth:`open_async`, or an
             :class:`~mrtr_state.replay.AsyncReplayStore` for :meth:`open_async`
             only. Without one, ``consume=True`` is a configuration error.
+        require_arguments: require the argument binding (profile, section 5,
+            step 19): a token for a tool or a prompt without ``args_sha256`` is
+            refused with ``wrong_request``, and :meth:`seal` for a tool or a
+            prompt needs ``arguments`` (``{}`` for none). A resource read has no
+            arguments, so the requirement never applies to it. Default ``False``;
+            :meth:`open` can override it per call.
 
     A sealer holds no mutable state and is safe to share between threads.
     """
@@ -97,6 +103,7 @@ class StateSealer:
         "_max_token_bytes",
         "_replay_async",
         "_replay_store",
+        "_require_arguments",
         "_ring",
         "_signing_header",
         "_ttl",
@@ -113,6 +120,7 @@ class StateSealer:
     _known_headers: dict[str, Key]
     _replay_store: ReplayStore | AsyncReplayStore | None
     _replay_async: bool
+    _require_arguments: bool
     _signing_header: str
 
     def __init__(
@@ -127,6 +135,7 @@ class StateSealer:
         clock: Callable[[], float] = time.time,
         entropy: Callable[[int], bytes] = os.urandom,
         replay_store: ReplayStore | AsyncReplayStore | None = None,
+        require_arguments: bool = False,
     ) -> None:
         if not isinstance(ring, Keyring):
             raise TypeError(f"ring must be a Keyring, not {type(ring).__name__}")
@@ -138,6 +147,8 @@ class StateSealer:
             raise TypeError("clock and entropy must be callables")
         if replay_store is not None and not isinstance(replay_store, ReplayStore):
             raise TypeError("replay_store must have a redeem(key, *, expires_at) method")
+        if not isinstance(require_arguments, bool):
+            raise TypeError(f"require_arguments must be a bool, not {type(require_arguments).__name__}")
         settings = {
             "_ring": ring,
             "_issuer": _non_empty("issuer", issuer),
@@ -149,6 +160,7 @@ class StateSealer:
             "_entropy": entropy,
             "_replay_store": replay_store,
             "_replay_async": is_async_store(replay_store),
+            "_require_arguments": require_arguments,
             # The exact header segments this ring's keys are minted with: a token
             # carrying one of them needs no header parsing (steps 4 to 9 hold by
             # construction). Any other header takes the full path.
@@ -191,6 +203,11 @@ class StateSealer:
         return self._max_token_bytes
 
     @property
+    def require_arguments(self) -> bool:
+        """Whether tokens for tools and prompts must carry the argument binding (step 19)."""
+        return self._require_arguments
+
+    @property
     def replay_store(self) -> ReplayStore | AsyncReplayStore | None:
         """The store ``consume=True`` redeems in, or ``None`` (then ``consume=True`` is an error)."""
         return self._replay_store
@@ -215,13 +232,21 @@ class StateSealer:
 
         Raises:
             TypeError: the state holds a value that is not JSON (or a bad argument).
-            ValueError: the state is JSON the profile cannot carry exactly, or the
-                token would exceed the size cap.
+            ValueError: the state is JSON the profile cannot carry exactly, the
+                token would exceed the size cap, the arguments are unbindable
+                (an integer beyond 2**53 - 1, however written: pass such ids as
+                strings; profile 3.4), or the sealer requires the argument
+                binding and ``arguments`` is missing for a tool or prompt.
             KeyringError: the ring cannot sign (its first key is a public key).
         """
         aud = audience(tool=tool, prompt=prompt, resource=resource)
         user = _non_empty("user", user)
         _json.check_state(state)
+        if arguments is None and self._require_arguments and resource is None:
+            raise ValueError(
+                "this sealer requires the argument binding (require_arguments=True): pass the "
+                "request's arguments to seal (an empty dict when it has none)"
+            )
         digest = None if arguments is None else arguments_digest(arguments)
         key = self._ring.signing_key
         jti = _b64.encode(self._entropy(_JTI_BYTES))
@@ -256,6 +281,7 @@ class StateSealer:
         resource: str | None = None,
         arguments: Mapping[str, Any] | None = None,
         consume: bool = False,
+        require_arguments: bool | None = None,
     ) -> Any:
         """Verify a ``requestState`` token and return the state it carries.
 
@@ -264,7 +290,8 @@ class StateSealer:
         ring, within its lifetime. With ``consume=True`` the token is also
         redeemed in the sealer's replay store, after every other check, so it
         opens at most once (``replayed`` the second time, ``store_unavailable`` if
-        the store cannot answer). Every failure raises
+        the store cannot answer). ``require_arguments`` overrides the sealer's
+        setting for this call (``None`` keeps it). Every failure raises
         :class:`~mrtr_state.InvalidRequestState` with a reason code; no other
         exception escapes for any token.
 
@@ -273,7 +300,7 @@ class StateSealer:
             TypeError: ``consume=True`` with an async store (use :meth:`open_async`).
         """
         store = self._store_for(consume, awaiting=False)
-        valid = self._verify(token, user, tool, prompt, resource, arguments)
+        valid = self._verify(token, user, tool, prompt, resource, arguments, require_arguments)
         if store is not None:
             key, expires_at = self._redemption(valid)
             try:
@@ -297,6 +324,7 @@ class StateSealer:
         resource: str | None = None,
         arguments: Mapping[str, Any] | None = None,
         consume: bool = False,
+        require_arguments: bool | None = None,
     ) -> Any:
         """:meth:`open` for async servers: the same checks, then an awaited redemption.
 
@@ -307,7 +335,7 @@ class StateSealer:
         Verification itself is CPU work of microseconds and is not offloaded.
         """
         store = self._store_for(consume, awaiting=True)
-        valid = self._verify(token, user, tool, prompt, resource, arguments)
+        valid = self._verify(token, user, tool, prompt, resource, arguments, require_arguments)
         if store is not None:
             key, expires_at = self._redemption(valid)
             try:
@@ -337,8 +365,10 @@ class StateSealer:
         prompt: str | None,
         resource: str | None,
         arguments: Mapping[str, Any] | None,
+        require_arguments: bool | None = None,
     ) -> dict[str, Any]:
         """Steps 1 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
+        required = self._require_arguments if require_arguments is None else require_arguments
         aud = audience(tool=tool, prompt=prompt, resource=resource)
         user = _non_empty("user", user)
         header, payload, signature = jws.split(token, self._max_token_bytes)
@@ -355,6 +385,8 @@ class StateSealer:
             user=user,
             aud=aud,
             arguments=arguments,
+            # A resource read has no arguments (profile, 3.4): nothing to require.
+            require_arguments=required and resource is None,
         )
 
     def _redemption(self, valid: dict[str, Any]) -> tuple[str, int]:

@@ -65,6 +65,22 @@ BAD_KEY_FILES: dict[str, tuple[bytes, str]] = {
     ),
     "deeper than any JWKS": (b'{"keys": [{"kty": [[[[[[[[[]]]]]]]]]}]}', "nest"),
     "a file over 1 MiB": (b" " * (1 << 20) + b"{}", "larger than 1 MiB"),
+    "an integer of 5000 digits": (
+        b'{"keys": [{"kty": "oct", "k": ' + b"9" * 5000 + b"}]}",
+        "too long to read",
+    ),
+    "a small-order Ed25519 key (the identity)": (
+        json.dumps(
+            {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": b64url((1).to_bytes(32, "little"))}]}
+        ).encode(),
+        "small order",
+    ),
+    "a non-canonical Ed25519 key (y = p + 1)": (
+        json.dumps(
+            {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": b64url((2**255 - 18).to_bytes(32, "little"))}]}
+        ).encode(),
+        "canonical encoding",
+    ),
 }
 
 
@@ -156,6 +172,9 @@ def test_an_unreadable_key_file_is_one_line_and_status_2(
         ('{"kty": "oct", "k": "' + SHORT_SECRET + '"}', "at least 32"),
         ('{"keys": 1}', '"keys" array'),
         ("   ", "not set"),
+        (b64url(b"ab" * 20), "not random bytes"),
+        (b64url(bytes(32)), "mrtr-state keygen"),
+        ('{"keys": [{"kty": "oct", "k": ' + "7" * 5000 + "}]}", "not strict JSON"),
     ],
 )
 def test_a_bad_environment_variable_is_one_line_naming_it(
@@ -182,3 +201,52 @@ def test_token_and_keys_cannot_both_come_from_standard_input(run: Run) -> None:
 
 def test_closed_standard_input_is_bad_input(run: Run) -> None:
     assert "closed" in run("inspect", "-", stdin_closed=True).error_line()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"id": ' + "9" * 5000 + "}", "too long to read"),
+        ('{"id": [' + "1" * 4301 + "]}", "too long to read"),
+        ('{"id": ', "not JSON"),
+        ("[1, 2]", "JSON object"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_status_2(
+    run: Run, rings: Rings, arguments: str, expected: str
+) -> None:
+    token = seal(rings.ring(rings.eddsa))
+    line = run(
+        "verify",
+        token,
+        "--keys",
+        str(rings.eddsa),
+        "--issuer",
+        ISSUER,
+        "--user",
+        "a",
+        "--tool",
+        "t",
+        "--arguments",
+        arguments,
+    ).error_line()
+    assert "--arguments" in line
+    assert expected in line
+
+
+def test_an_unexpected_error_is_one_line_and_status_2_never_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mrtr_state import cli
+    from mrtr_state.cli import _inspect
+
+    def broken(args: object) -> int:
+        raise RuntimeError("secret-looking text that must not be shown")
+
+    monkeypatch.setattr(_inspect, "_inspect", broken)
+    status = cli.main(["inspect", "x.y.z"])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.err.count("\n") == 1
+    assert "RuntimeError" in captured.err
+    assert "secret-looking" not in captured.err

@@ -29,6 +29,8 @@ def _sample() -> list[dict[str, Any]]:
         chosen.setdefault(verdict, vector)
         if vector["expected"]["valid"]:
             chosen.setdefault(f"valid {target}", vector)
+        if vector.get("require_arguments"):
+            chosen.setdefault(f"{verdict} {target} with the binding required", vector)
     return list(chosen.values())
 
 
@@ -60,6 +62,8 @@ def test_verify_gives_each_vectors_expected_verdict(run: Run, tmp_path: Path, ve
             args += [f"--{kind}", vector[kind]]
     if "arguments" in vector:
         args += ["--arguments", json.dumps(vector["arguments"])]
+    if settings["require_arguments"]:
+        args.append("--require-arguments")
     result = run(*args, stdin=vector["token"])
     expected = vector["expected"]
     if expected["valid"]:

@@ -274,3 +274,25 @@ def test_a_changed_payload_is_the_servers_bad_signature_verdict_not_bad_input(ru
 def test_a_token_bound_to_empty_arguments_opens_without_the_option(run: Run, rings: Rings) -> None:
     token = seal(rings.ring(rings.eddsa), arguments={})
     assert run("verify", token, "--keys", "eddsa.json", *REQUEST).status == 0
+
+
+def test_require_arguments_refuses_a_token_without_the_binding(run: Run, rings: Rings) -> None:
+    unbound = seal(rings.ring(rings.eddsa))
+    bound = seal(rings.ring(rings.eddsa), arguments={})
+    assert run("verify", unbound, "--keys", "eddsa.json", *REQUEST).status == 0
+    refused = run("verify", unbound, "--keys", "eddsa.json", *REQUEST, "--require-arguments")
+    assert refused.status == 1
+    assert refused.stdout.startswith("refused: wrong_request:")
+    assert "--require-arguments" in refused.stdout
+    assert run("verify", bound, "--keys", "eddsa.json", *REQUEST, "--require-arguments").status == 0
+
+
+def test_unbindable_arguments_are_refused_as_wrong_request_and_explained(run: Run, rings: Rings) -> None:
+    token = seal(rings.ring(rings.eddsa), arguments={"id": "1152921504606846977"})
+    result = run(
+        "verify", token, "--keys", "eddsa.json", *REQUEST, "--arguments", '{"id": 1152921504606846977}'
+    )
+    assert result.status == 1
+    assert result.stdout.startswith("refused: wrong_request:")
+    assert "unbindable" in result.stdout
+    assert "as strings" in result.stdout

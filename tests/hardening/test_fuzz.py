@@ -1,4 +1,4 @@
-"""Short coverage-guided fuzzing runs (atheris) of open() and the key loaders.
+"""Short coverage-guided fuzzing runs (atheris) of open(), the key loaders and the command line.
 
 Each target runs for FUZZ_SECONDS (default 30) here; fuzz/README.md says how to run longer.
 Under CI=true a missing atheris is a failure, not a skip.
@@ -25,7 +25,7 @@ def atheris_available() -> bool:
     return True
 
 
-@pytest.mark.parametrize("target", ["fuzz_open.py", "fuzz_jwks.py"])
+@pytest.mark.parametrize("target", ["fuzz_open.py", "fuzz_jwks.py", "fuzz_cli.py"])
 def test_fuzzing_finds_no_crash(target: str, tmp_path: Path) -> None:
     if not atheris_available():
         message = "atheris is not installed (it comes with the dev extra on Linux x86_64)"

@@ -335,3 +335,91 @@ def test_arguments_that_cannot_be_bound_are_invalid_params() -> None:
 def test_read_retry_refuses_to_run_without_the_boundary() -> None:
     with pytest.raises(RuntimeError, match="StateBoundary"):
         read_retry(CallToolRequestParams(name="x", request_state="forged"))
+
+
+def test_arguments_with_an_integer_beyond_2_53_get_an_error_that_says_to_send_strings() -> None:
+    server = lowlevel_server(StateBoundary(sealer(), principal="operator"))
+
+    async def scenario() -> list[MCPError]:
+        errors = []
+        async with Client(server, elicitation_callback=never_asked) as client:
+            for arguments in ({"env": "prod", "id": 2**60 + 1}, {"env": "prod", "ids": [1, 1e23]}):
+                with pytest.raises(MCPError) as failed:
+                    await client.session.call_tool("deploy", arguments, allow_input_required=True)
+                errors.append(failed.value)
+        return errors
+
+    for error in anyio.run(scenario):
+        assert error.code == INVALID_PARAMS
+        assert "2**53 - 1" in error.message
+        assert "as strings" in error.message
+        assert "1152921504606846977" not in error.message
+
+
+def deploy_state(boundary_sealer: StateSealer, **binding: Any) -> str:
+    """A state for the lowlevel server's deploy tool, as a minter that does not bind arguments seals it."""
+    return boundary_sealer.seal({"env": "prod"}, user="operator", tool="deploy", **binding)
+
+
+def test_the_boundary_requires_the_argument_binding_on_tools_by_default() -> None:
+    shared = sealer()
+    unbound = deploy_state(shared)
+    bound = deploy_state(shared, arguments={"env": "prod"})
+
+    async def scenario(boundary: StateBoundary) -> list[Any]:
+        async with Client(lowlevel_server(boundary), elicitation_callback=never_asked) as client:
+            return [
+                await client.session.call_tool(
+                    "deploy", {"env": "prod"}, input_responses=OK, request_state=state
+                )
+                for state in (unbound, bound)
+            ]
+
+    refused, opened = anyio.run(scenario, StateBoundary(shared, principal="operator"))
+    assert refused.is_error
+    assert refused.meta[REASON_META_KEY] == "wrong_request"
+    assert opened.content[0].text == "deployed to prod"
+    relaxed = anyio.run(scenario, StateBoundary(shared, principal="operator", require_arguments=False))
+    assert [result.content[0].text for result in relaxed] == ["deployed to prod"] * 2
+
+
+def test_the_boundary_requires_the_argument_binding_on_prompts_but_not_on_resources() -> None:
+    shared = sealer()
+    server = notes_server(shared)
+    prompt_state = shared.seal({"topic": "q3"}, user="alice", prompt="summary")
+    resource_state = shared.seal({"note": "plan"}, user="alice", resource="notes://plan")
+
+    async def scenario() -> tuple[MCPError, Any]:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                with pytest.raises(MCPError) as refused:
+                    await client.session.get_prompt(
+                        "summary", {"topic": "q3"}, input_responses=OK, request_state=prompt_state
+                    )
+                read = await client.session.read_resource(
+                    "notes://plan", input_responses=OK, request_state=resource_state
+                )
+        return refused.value, read
+
+    refused, read = anyio.run(scenario)
+    assert refused.code == INVALID_PARAMS
+    assert refused.data == {"reason": "wrong_request"}
+    assert read.contents[0].text == "The note plan."
+
+
+def test_input_responses_without_a_verified_state_never_reach_the_handler() -> None:
+    server = MCPServer("echo")
+    StateBoundary(sealer(), principal="operator").install(server)
+    seen: list[Any] = []
+
+    @server.tool()
+    def act(ctx: Context) -> str:
+        seen.append((ctx.input_responses, read_retry(ctx).responses))
+        return "done"
+
+    async def scenario() -> None:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            await client.session.call_tool("act", {}, input_responses=OK, allow_input_required=True)
+
+    anyio.run(scenario)
+    assert seen == [(None, {})]

@@ -7,6 +7,7 @@ the SDK's bearer middleware would have put in the auth context.
 from __future__ import annotations
 
 import logging
+from datetime import date
 from typing import Any
 
 import anyio
@@ -312,3 +313,37 @@ def test_a_refusal_is_logged_with_its_reason_and_never_the_token(caplog: pytest.
     assert "wrong_user" in refusals[0].getMessage()
     for part in token.split("."):
         assert part not in caplog.text
+
+
+def test_the_seat_round_state_of_book_trip_books_once_when_presented_twice() -> None:
+    from server.trips import Airline
+
+    airline = Airline()
+    server, _ = make_server(Clock(), airline=airline)
+    destination = {"destination": "Lisbon"}
+    dates = {"dates": ElicitResult(action="accept", content={"depart": "2026-03-03", "return": "2026-03-10"})}
+
+    async def scenario() -> list[Any]:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "book_trip", destination)
+                seat_round = await retry(client, "book_trip", destination, asked.request_state or "", dates)
+                assert isinstance(seat_round, InputRequiredResult)
+                state = seat_round.request_state or ""
+                return [
+                    await retry(
+                        client,
+                        "book_trip",
+                        destination,
+                        state,
+                        {"seat": ElicitResult(action="accept", content={"seat": seat})},
+                    )
+                    for seat in ("1A", "1C", "1A")
+                ]
+
+    booked, again, same_again = anyio.run(scenario)
+    assert "Booked" in booked.content[0].text
+    assert refusal_reason(again) == "replayed"
+    assert refusal_reason(same_again) == "replayed"
+    flight = Airline.flight("Lisbon", date(2026, 3, 3))
+    assert airline.free_seats(flight) == ["1C", "2A", "2C", "3A", "3C"]

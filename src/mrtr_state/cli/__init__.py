@@ -80,6 +80,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`mrtr-state ... | head`): nothing to report to it.
         _silence_stdout()
         return 1
+    except Exception as exc:  # the promise: one line, never a traceback
+        # A bug, not the operator's input; its message could quote input (a secret), so
+        # only its type is named.
+        print(
+            f"{_PROG}: error: unexpected {type(exc).__name__}; this is a bug in {_PROG}, please report it",
+            file=sys.stderr,
+        )
+        return 2
     return status
 
 

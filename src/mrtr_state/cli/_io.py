@@ -87,6 +87,13 @@ def parse_json(text: str, *, what: str) -> Any:
         raise CliError(f"{what} is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
         raise CliError(f"{what} is JSON nested too deeply to read") from None
+    except ValueError:
+        # Python refuses to convert an integer literal of more than sys.get_int_max_str_digits()
+        # digits (4300 by default); no key, token or argument needs one.
+        raise CliError(
+            f"{what} holds an integer literal too long to read (more than "
+            f"{sys.get_int_max_str_digits()} digits)"
+        ) from None
 
 
 def load_ring(source: str | None, *, environ: Mapping[str, str] | None = None) -> Keyring:

@@ -73,6 +73,12 @@ def register(commands: argparse._SubParsersAction[Parser]) -> None:
         help="the request's arguments object, as JSON (default: {}, a request without arguments)",
     )
     verify.add_argument(
+        "--require-arguments",
+        action="store_true",
+        help="require the argument binding: refuse a tool or prompt token without args_sha256 "
+        "(wrong_request), as the MCP boundary does by default",
+    )
+    verify.add_argument(
         "--now",
         type=epoch_seconds,
         metavar="SECONDS",
@@ -120,6 +126,7 @@ def _verify(args: argparse.Namespace) -> int:
             leeway=args.leeway,
             max_token_bytes=args.max_token_bytes,
             clock=lambda: now,
+            require_arguments=args.require_arguments,
         )
     except (TypeError, ValueError) as exc:
         raise CliError(_option_message(str(exc))) from None
@@ -231,6 +238,8 @@ def _explain(
     if reason == "wrong_tool":
         return f"bound to {quoted(claims.get('aud'))}, not {quoted(aud)}"
     if reason == "wrong_request":
+        if claims.get("args_sha256") is None:
+            return "the token has no argument binding (args_sha256), which --require-arguments requires"
         return _explain_arguments(claims.get("args_sha256"), arguments, given=args.arguments is not None)
     return None
 
@@ -249,7 +258,7 @@ def _explain_time(reason: str, iat: object, exp: object, *, args: argparse.Names
 def _explain_arguments(bound: object, arguments: Mapping[str, Any], *, given: bool) -> str:
     try:
         digest = quoted(arguments_digest(arguments))
-    except (TypeError, ValueError):
-        digest = "none (they cannot be canonicalized)"
+    except (TypeError, ValueError) as exc:  # fixed sentences that name no value
+        digest = f"none: they are unbindable ({exc})"
     which = "the --arguments given have" if given else "without --arguments the request has {}, with"
     return f"bound to arguments with the digest {quoted(bound)}; {which} {digest}"

@@ -61,8 +61,10 @@ _NO_PRINCIPAL_LOG: Final = (
 )
 _NO_PRINCIPAL_WIRE: Final = "The server cannot bind request state to a user: no authenticated principal."
 _BAD_ARGUMENTS_WIRE: Final = (
-    "The request's arguments cannot be bound to a request state: they are not I-JSON."
+    "The request's arguments cannot be bound to a request state (they must be I-JSON): {problem}."
 )
+#: The params member a client answers a round's inputRequests with.
+_INPUT_RESPONSES: Final = "inputResponses"
 
 
 def _check_single_use(single_use: object) -> bool | frozenset[str]:
@@ -110,7 +112,19 @@ class StateBoundary:
         single_use: ``True`` to redeem every state once, or the ``aud`` values
             (``audience(tool="delete_branch")``) whose states are single use. Needs
             a sealer made with a ``replay_store``; a second presentation is
-            refused as ``replayed``.
+            refused as ``replayed``. Give the round that acts (books, pays,
+            deletes) single use; rounds that only ask may be (profile, 9.5).
+        require_arguments: require the argument binding on ``tools/call`` and
+            ``prompts/get`` (default ``True``; profile, section 5, step 19): a
+            state without ``args_sha256`` is refused as ``wrong_request``. Every
+            state this boundary seals carries the binding; turn this off only
+            while tokens minted by a server that does not bind are still live.
+
+    Arguments that cannot be bound (an integer beyond 2**53 - 1, however it is
+    written, or anything that is not I-JSON; profile, 3.4) are answered with a
+    JSON-RPC ``-32602`` error that says why, instead of a state. ``inputResponses``
+    on a first round (no ``requestState``) answer nothing this server asked, so
+    they are not handed to the handler (profile, 8.2).
 
     Install it with :meth:`install` on an ``MCPServer`` or a lowlevel ``Server``;
     one boundary serves one server.
@@ -123,6 +137,7 @@ class StateBoundary:
         principal: Principal = authenticated_subject,
         tool_refusal: ToolRefusal = "tool_error",
         single_use: bool | Collection[str] = False,
+        require_arguments: bool = True,
     ) -> None:
         if not isinstance(sealer, StateSealer):
             raise TypeError(f"sealer must be a StateSealer, not {type(sealer).__name__}")
@@ -133,6 +148,9 @@ class StateBoundary:
             raise TypeError("principal must be a string or a function of the request context")
         if tool_refusal not in ("tool_error", "jsonrpc"):
             raise ValueError(f"tool_refusal must be 'tool_error' or 'jsonrpc', not {tool_refusal!r}")
+        if not isinstance(require_arguments, bool):
+            raise TypeError(f"require_arguments must be a bool, not {type(require_arguments).__name__}")
+        self._require_arguments = require_arguments
         self._single_use = _check_single_use(single_use)
         if self._single_use and sealer.replay_store is None:
             raise ValueError(
@@ -147,7 +165,7 @@ class StateBoundary:
     def __repr__(self) -> str:
         return (
             f"StateBoundary(sealer={self._sealer!r}, tool_refusal={self._tool_refusal!r}, "
-            f"single_use={self._single_use!r})"
+            f"single_use={self._single_use!r}, require_arguments={self._require_arguments!r})"
         )
 
     def install(self, server: MCPServer[Any] | Server[Any]) -> StateBoundary:
@@ -187,6 +205,11 @@ class StateBoundary:
         user: str | None = None
         if wire is None:  # absent, or an explicit null: a first round
             verified = VerifiedRound(None)
+            if params.get(_INPUT_RESPONSES) is not None:
+                # Answers with no verified state answer nothing this server asked
+                # (profile, 8.2): the handler never sees them.
+                logger.info("inputResponses without a requestState on %s were dropped", ctx.method)
+                ctx = replace(ctx, params={k: v for k, v in params.items() if k != _INPUT_RESPONSES})
         else:
             target = self._target(ctx)
             user = self._user(ctx)
@@ -198,7 +221,8 @@ class StateBoundary:
                     user=user,
                     arguments=target.arguments,
                     consume=self._is_single_use(target),
-                    **target.binding,
+                    require_arguments=self._require_arguments,
+                    **_target_keywords(target),
                 )
             except InvalidRequestState as refusal:
                 logger.warning(
@@ -279,8 +303,12 @@ class StateBoundary:
         except (TypeError, ValueError) as exc:
             # Only now find out whose fault it is: the client's arguments (no digest
             # exists for them), or the server's (too large, a ring that cannot sign).
-            if target.arguments is not None and not _digestible(target.arguments):
-                raise MCPError(code=INVALID_PARAMS, message=_BAD_ARGUMENTS_WIRE) from None
+            problem = None if target.arguments is None else _binding_problem(target.arguments)
+            if problem is not None:
+                logger.warning("arguments on %s cannot be bound to requestState: %s", ctx.method, problem)
+                raise MCPError(
+                    code=INVALID_PARAMS, message=_BAD_ARGUMENTS_WIRE.format(problem=problem)
+                ) from None
             logger.error("cannot seal requestState on %s: %s", ctx.method, exc)
             raise MCPError(code=INTERNAL_ERROR, message="Internal error") from None
         if isinstance(result, InputRequiredResult):
@@ -288,9 +316,15 @@ class StateBoundary:
         return {**result, "requestState": token}
 
 
-def _digestible(arguments: Mapping[str, Any]) -> bool:
+def _binding_problem(arguments: Mapping[str, Any]) -> str | None:
+    """Why the arguments have no digest (a fixed sentence that names no value), or ``None``."""
     try:
         arguments_digest(arguments)
-    except (TypeError, ValueError):
-        return False
-    return True
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def _target_keywords(target: Target) -> dict[str, Any]:
+    """``tool=``, ``prompt=`` or ``resource=`` for ``open``, typed for its other keywords."""
+    return dict(target.binding)

@@ -65,8 +65,10 @@ class Retry:
 
     ``state`` is the verified state the previous round sealed (``None`` on the
     first round); ``responses`` are the client's ``inputResponses``, keyed as the
-    previous round's ``inputRequests`` were. The responses are the client's word
-    for this round and are not sealed: check them as any input. A key the
+    previous round's ``inputRequests`` were; on a first round there are none,
+    whatever the client sent. The responses are the client's word for this round
+    and are not sealed: read them only against what the verified state says was
+    asked, and check them as any input. A key the
     handler needs may be missing; ask again rather than fail (the protocol's
     advice).
     """
@@ -131,9 +133,11 @@ def read_retry(params: RetryParams) -> Retry:
         raise RuntimeError(_NOT_INSTALLED)
     if params.request_state != verified.request_state:
         raise RuntimeError("read_retry() was given a requestState other than the one StateBoundary verified")
-    responses = dict(params.input_responses or {})
     if verified.request_state is None:
-        return Retry(state=None, responses=responses)
+        # A first round: responses without a verified state answer nothing this
+        # server asked (profile, 8.2), so none are handed over.
+        return Retry(state=None)
+    responses = dict(params.input_responses or {})
     if not isinstance(verified.claim, dict):
         raise ValueError(
             "the verified requestState is not a JSON object; it was not written by input_required()"

@@ -17,6 +17,12 @@ import { createHash } from "node:crypto";
 
 import { isPlainObject } from "./json.js";
 
+/** Why arguments holding an integer beyond the safe range have no digest: the Python library's sentence. */
+export const UNBINDABLE_NUMBER =
+  "the arguments hold a number whose value is an integer beyond +/-(2**53 - 1); RFC 8785 " +
+  "writes numbers as IEEE 754 doubles, so neighbouring integers there share one digest and " +
+  "cannot be bound: pass such ids (64-bit ids, nanosecond timestamps) as strings";
+
 /** JCS nests as deep as the value does; this bound keeps a hostile value from exhausting the stack. */
 const MAX_DEPTH = 256;
 
@@ -66,6 +72,16 @@ export function isBindable(args: unknown): boolean {
   return digestOrUndefined(args) !== undefined;
 }
 
+/** Why `args` have no digest (a fixed sentence that names no value), or `undefined` when they have one. */
+export function bindingProblem(args: unknown): string | undefined {
+  try {
+    argumentsDigest(args);
+  } catch (error) {
+    return error instanceof Error ? error.message : "the arguments are not JSON";
+  }
+  return undefined;
+}
+
 function encode(value: unknown, depth: number): string {
   switch (typeof value) {
     case "string":
@@ -74,10 +90,7 @@ function encode(value: unknown, depth: number): string {
     case "number":
       if (!Number.isFinite(value)) throw new UnbindableArguments("a non-finite number is not JSON");
       if (Math.abs(value) > Number.MAX_SAFE_INTEGER) {
-        throw new UnbindableArguments(
-          "the arguments hold an integer beyond 2^53 - 1, which no JSON reader is sure to read exactly; " +
-            "pass such ids as strings",
-        );
+        throw new UnbindableArguments(UNBINDABLE_NUMBER);
       }
       return JSON.stringify(value); // -0 is written "0", as RFC 8785 asks
     case "boolean":

@@ -13,7 +13,7 @@
  * (https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state, CC BY 4.0).
  */
 
-export { argumentsDigest, canonicalize, isBindable, UnbindableArguments } from "./canonical.js";
+export { argumentsDigest, bindingProblem, canonicalize, isBindable, UNBINDABLE_NUMBER, UnbindableArguments } from "./canonical.js";
 export { InvalidRequestState, isReason, KeyringError, REASONS, type Reason } from "./errors.js";
 export {
   checkState,

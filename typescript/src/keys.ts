@@ -356,8 +356,9 @@ export class Keyring implements Iterable<Key> {
     const period = repeatingPeriod(secret);
     if (period !== undefined) {
       throw new KeyringError(
-        `the environment variable ${name} holds a secret that is not random (a pattern of ${period} ` +
-          `byte${period === 1 ? "" : "s"} repeated); make a random one with \`mrtr-state keygen --alg HS256\``,
+        `the environment variable ${name} holds a secret that is ` +
+          (period === 1 ? "one byte repeated" : `a pattern of ${period} bytes repeated`) +
+          `, not random bytes; ${KEYGEN_ADVICE}`,
       );
     }
     return new Keyring([Key.fromSecret(secret)]);

@@ -21,7 +21,7 @@
 
 import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, type McpServer, type Server, type ServerContext } from "@modelcontextprotocol/server";
 
-import { isBindable } from "../canonical.js";
+import { bindingProblem } from "../canonical.js";
 import { InvalidRequestState } from "../errors.js";
 import type { StateSealer } from "../sealer.js";
 import { claimOf, textOf } from "./plaintext.js";
@@ -62,7 +62,7 @@ export interface StateBoundaryOptions {
 }
 
 const NO_PRINCIPAL_WIRE = "The server cannot bind request state to a user: no authenticated principal.";
-const BAD_ARGUMENTS_WIRE = "The request's arguments cannot be bound to a request state: they are not I-JSON.";
+const badArguments = (problem: string) => `The request's arguments cannot be bound to a request state (they must be I-JSON): ${problem}.`;
 const INTERNAL = "Internal error";
 
 type Handler = (request: { method: string; params?: unknown }, ctx: ServerContext) => Promise<unknown>;
@@ -201,8 +201,10 @@ export class StateBoundary {
     } catch (error) {
       // Only now find out whose fault it is: the client's arguments (no digest exists for them), or the
       // server's (a state too large, a ring that cannot sign).
-      if (target.arguments !== undefined && !isBindable(target.arguments)) {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, BAD_ARGUMENTS_WIRE);
+      const problem = target.arguments === undefined ? undefined : bindingProblem(target.arguments);
+      if (problem !== undefined) {
+        this.#logger.warn(`arguments on ${method} cannot be bound to requestState: ${problem}`);
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, badArguments(problem));
       }
       this.#logger.error(`cannot seal requestState on ${method}: ${error instanceof Error ? error.message : String(error)}`);
       throw new ProtocolError(ProtocolErrorCode.InternalError, INTERNAL);

@@ -11,13 +11,15 @@ Each example directory holds an ``interop.json`` manifest:
 
 and its program offers three commands (spec/profile.md, section 12, and docs/interop.md):
 
-    <run> vectors <dir>   check every vector; one line per vector, then "N passed, M failed"
+    <run> vectors <dir>   check every vector of tokens.json, arguments.json and invalid-keys.json;
+                          one line per vector, then "N passed, M failed"
     <run> verify          stdin {"jobs": [...]}  ->  stdout {"results": [...]}
     <run> mint            stdin {"jobs": [...]}  ->  stdout {"results": [...]}
 
 A verify job: {"keys": <JWKS>, "token": str, "issuer": str, "user": str, one of "tool" / "prompt" /
 "resource": str, "arguments": object (optional; absent means {}), "now": int, and optionally
-"max_lifetime", "leeway", "max_token_bytes"}; its result {"valid": true, "state": <state>} or
+"max_lifetime", "leeway", "max_token_bytes", "require_arguments" (bool, default false)}; its result
+{"valid": true, "state": <state>} or
 {"valid": false, "reason": <reason code>}.
 A mint job: {"key": <private JWK>, "issuer", "user", one of "tool" / "prompt" / "resource",
 "arguments" (optional: no args_sha256 claim when absent), "now": int, "ttl": int, "state": <any JSON>,

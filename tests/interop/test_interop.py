@@ -51,7 +51,11 @@ def text(rng: random.Random, low: int = 1, high: int = 12) -> str:
     return "".join(rng.choice(rng.choice(_ALPHABETS)) for _ in range(rng.randint(low, high)))
 
 
-def number(rng: random.Random) -> int | float:
+def number(rng: random.Random, *, bindable: bool = False) -> int | float:
+    """A JSON number; with ``bindable``, never one whose value is an integer beyond 2**53 - 1.
+
+    Such arguments are unbindable (profile, section 3.4): sealing them is refused.
+    """
     kind = rng.randrange(4)
     if kind == 0:
         return rng.randint(-(2**53) + 1, 2**53 - 1)
@@ -68,23 +72,24 @@ def number(rng: random.Random) -> int | float:
             value == value
             and abs(value) != float("inf")
             and not (value.is_integer() and 2**53 <= abs(value) < 1e21)
+            and not (bindable and abs(value) >= 2**53)
         ):
             return value
 
 
-def json_value(rng: random.Random, depth: int = 0) -> Any:
+def json_value(rng: random.Random, depth: int = 0, *, bindable: bool = False) -> Any:
     kind = rng.randrange(7 if depth < 4 else 5)
     if kind == 0:
         return None
     if kind == 1:
         return rng.random() < 0.5
     if kind == 2:
-        return number(rng)
+        return number(rng, bindable=bindable)
     if kind in (3, 4):
         return text(rng, 0, 16)
     if kind == 5:
-        return [json_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {text(rng, 0, 8): json_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+        return [json_value(rng, depth + 1, bindable=bindable) for _ in range(rng.randint(0, 4))]
+    return {text(rng, 0, 8): json_value(rng, depth + 1, bindable=bindable) for _ in range(rng.randint(0, 4))}
 
 
 def target(rng: random.Random) -> dict[str, str]:
@@ -99,7 +104,9 @@ def cases(seed: str) -> Iterator[dict[str, Any]]:
     while True:
         request: dict[str, Any] = {"user": text(rng), **target(rng), "state": json_value(rng)}
         if "resource" not in request and rng.random() < 0.8:
-            request["arguments"] = {text(rng, 1, 8): json_value(rng, 1) for _ in range(rng.randint(0, 4))}
+            request["arguments"] = {
+                text(rng, 1, 8): json_value(rng, 1, bindable=True) for _ in range(rng.randint(0, 4))
+            }
         yield request
 
 
@@ -164,7 +171,7 @@ def test_every_vector_passes(program: harness.Program) -> None:
     lines = result.stdout.strip().splitlines()
     total = sum(
         len(json.loads((VECTORS / name).read_text(encoding="utf-8"))["vectors"])
-        for name in ("tokens.json", "arguments.json")
+        for name in ("tokens.json", "arguments.json", "invalid-keys.json")
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert lines, "the vectors command printed nothing"
@@ -274,3 +281,66 @@ def test_tokens_each_language_mints_follow_the_profile_header_and_claims(program
         "args_sha256": arguments_digest(case["arguments"]),
         "state": {"k": "v"},
     }
+
+
+@pytest.mark.parametrize("alg", ["HS256", "EdDSA"])
+def test_each_language_refuses_a_missing_binding_when_the_verifier_requires_it(
+    program: harness.Program, alg: str
+) -> None:
+    sealer = python_sealer(alg, NOW)
+    tool = {"user": "alice", "tool": "deploy", "arguments": {"env": "prod"}}
+    resource = {"user": "alice", "resource": "file:///reports/q3.csv"}
+    unbound_tool = sealer.seal({"step": 1}, user="alice", tool="deploy")
+    bound_tool = sealer.seal({"step": 1}, **tool)
+    unbound_resource = sealer.seal({"step": 1}, **resource)
+    cases = [
+        (unbound_tool, tool, True, "wrong_request"),
+        (unbound_tool, tool, False, None),
+        (bound_tool, tool, True, None),
+        (unbound_resource, resource, True, None),  # a resource read has no arguments to bind
+    ]
+    batch = [
+        {**verify_job(alg, t, case, NOW), "require_arguments": required} for t, case, required, _ in cases
+    ]
+    reasons = [result.get("reason") for result in harness.jobs(program, "verify", batch)]
+    assert reasons == [reason for *_, reason in cases]
+
+
+@pytest.mark.parametrize("alg", ["HS256", "EdDSA"])
+def test_each_language_refuses_bound_tokens_for_arguments_with_integers_beyond_2_53(
+    program: harness.Program, alg: str
+) -> None:
+    sealer = python_sealer(alg, NOW)
+    token = sealer.seal({"step": 1}, user="alice", tool="delete", arguments={"id": 2**53 - 1})
+    unbound = sealer.seal({"step": 1}, user="alice", tool="delete")
+    retries: list[Any] = [2**53, 2**53 + 1, -(2**53), 2**60, 1e23, 1.152921504606847e18, [2**64]]
+    batch = [
+        verify_job(alg, token, {"user": "alice", "tool": "delete", "arguments": {"id": r}}, NOW)
+        for r in retries
+    ]
+    batch.append(
+        verify_job(alg, unbound, {"user": "alice", "tool": "delete", "arguments": {"id": 2**60}}, NOW)
+    )
+    results = harness.jobs(program, "verify", batch)
+    assert results == [{"valid": False, "reason": "wrong_request"}] * len(retries) + [
+        {"valid": True, "state": {"step": 1}}
+    ]
+
+
+def test_each_language_refuses_to_mint_for_unbindable_arguments(program: harness.Program) -> None:
+    key = RINGS["HS256"].signing_key
+    job = {
+        "key": key.private_jwk(),
+        "issuer": ISSUER,
+        "user": "alice",
+        "tool": "delete",
+        "arguments": {"id": 2**60 + 1},
+        "now": NOW,
+        "ttl": 600,
+        "state": {},
+    }
+    with pytest.raises(ValueError, match="strings"):
+        python_sealer("HS256", NOW).seal({}, user="alice", tool="delete", arguments=job["arguments"])
+    result = harness.run(program, "mint", stdin=json.dumps({"jobs": [job]}))
+    assert result.returncode == 2, result.stdout
+    assert "strings" in result.stderr

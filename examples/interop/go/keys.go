@@ -116,6 +116,9 @@ func parseJWK(raw json.RawMessage) (*key, error) {
 		if len(x) != ed25519.PublicKeySize {
 			return nil, errors.New("an Ed25519 JWK's \"x\" must be 32 bytes")
 		}
+		if err := checkEd25519Point(x); err != nil {
+			return nil, err
+		}
 		k = &key{alg: "EdDSA", method: jwt.SigningMethodEdDSA, verify: ed25519.PublicKey(x)}
 		if _, private := jwk["d"]; private {
 			d, _, err := member("d")

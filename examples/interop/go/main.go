@@ -1,7 +1,8 @@
 // Command interop checks and issues mrtr-state tokens (spec/profile.md) with
 // golang-jwt v5, for the cross-language tests in tests/interop:
 //
-//	interop vectors <dir>   check spec/vectors; one line per vector, then "N passed, M failed"
+//	interop vectors <dir>   check spec/vectors (tokens, arguments, invalid keys); one line
+//	                        per vector, then "N passed, M failed"
 //	interop verify          stdin {"jobs": [...]} -> stdout {"results": [...]}
 //	interop mint            stdin {"jobs": [...]} -> stdout {"results": [...]}
 //
@@ -96,6 +97,8 @@ type verifyRequest struct {
 	MaxLifetime   *int64          `json:"max_lifetime"`
 	Leeway        *int64          `json:"leeway"`
 	MaxTokenBytes *int64          `json:"max_token_bytes"`
+	// RequireArguments: a token for a tool or prompt must carry args_sha256 (step 19).
+	RequireArguments *bool `json:"require_arguments"`
 	target
 }
 
@@ -135,6 +138,7 @@ func (job verifyRequest) run(keys ring) (verdict, error) {
 	if job.MaxTokenBytes != nil {
 		v.maxTokenBytes = int(*job.MaxTokenBytes)
 	}
+	v.requireArguments = job.RequireArguments != nil && *job.RequireArguments
 	if v.maxLifetime < 1 || v.leeway < 0 || v.leeway > 300 || v.maxTokenBytes < 512 {
 		return verdict{}, errors.New("max_lifetime must be >= 1, leeway 0 to 300, max_token_bytes >= 512")
 	}

@@ -49,7 +49,7 @@ func mint(m minting) (string, error) {
 		}
 		jti = b64.EncodeToString(random)
 	} else if !jtiPattern.MatchString(jti) {
-		return "", errors.New("jti must be 16 to 64 base64url characters")
+		return "", errors.New("jti must be 22 to 64 base64url characters")
 	}
 	claims := jwt.MapClaims{
 		"iss":   m.issuer,
@@ -61,11 +61,10 @@ func mint(m minting) (string, error) {
 		"state": m.state,
 	}
 	if m.arguments != nil {
-		digest := argumentsDigest(m.arguments)
-		if digest == "" {
-			return "", errors.New("the arguments cannot be canonicalized (RFC 8785)")
+		if _, err := canonicalArguments(m.arguments); err != nil {
+			return "", fmt.Errorf("the arguments are unbindable (pass such ids as strings): %w", err)
 		}
-		claims["args_sha256"] = digest
+		claims["args_sha256"] = argumentsDigest(m.arguments)
 	}
 	token := jwt.NewWithClaims(m.key.method, claims)
 	token.Header = map[string]any{"alg": m.key.alg, "typ": typ, "kid": m.key.kid}

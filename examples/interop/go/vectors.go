@@ -1,7 +1,9 @@
 package main
 
 // The vectors command: every vector of spec/vectors (profile, section 12) through
-// the same code paths as verify jobs, and every argument vector through RFC 8785.
+// the same code paths as verify jobs, every argument vector through RFC 8785 (or
+// reported unbindable), and every invalid key through the key loader, which must
+// refuse it.
 
 import (
 	"bytes"
@@ -25,10 +27,11 @@ func checkVectors(dir string, out io.Writer) error {
 	}
 	var tokens struct {
 		Defaults struct {
-			Issuer        string `json:"issuer"`
-			MaxLifetime   int64  `json:"max_lifetime"`
-			Leeway        int64  `json:"leeway"`
-			MaxTokenBytes int64  `json:"max_token_bytes"`
+			Issuer           string `json:"issuer"`
+			MaxLifetime      int64  `json:"max_lifetime"`
+			Leeway           int64  `json:"leeway"`
+			MaxTokenBytes    int64  `json:"max_token_bytes"`
+			RequireArguments bool   `json:"require_arguments"`
 		} `json:"defaults"`
 		Vectors []struct {
 			ID          string  `json:"id"`
@@ -39,13 +42,22 @@ func checkVectors(dir string, out io.Writer) error {
 	}
 	var arguments struct {
 		Vectors []struct {
-			ID        string          `json:"id"`
-			Arguments json.RawMessage `json:"arguments"`
-			Canonical string          `json:"canonical"`
-			Digest    string          `json:"digest"`
+			ID         string          `json:"id"`
+			Arguments  json.RawMessage `json:"arguments"`
+			Canonical  string          `json:"canonical"`
+			Digest     string          `json:"digest"`
+			Unbindable bool            `json:"unbindable"`
 		} `json:"vectors"`
 	}
-	for name, into := range map[string]any{"keys.json": &keys, "tokens.json": &tokens, "arguments.json": &arguments} {
+	var invalidKeys struct {
+		Vectors []struct {
+			ID  string          `json:"id"`
+			JWK json.RawMessage `json:"jwk"`
+		} `json:"vectors"`
+	}
+	for name, into := range map[string]any{
+		"keys.json": &keys, "tokens.json": &tokens, "arguments.json": &arguments, "invalid-keys.json": &invalidKeys,
+	} {
 		text, err := os.ReadFile(filepath.Join(dir, name))
 		if err == nil {
 			err = json.Unmarshal(text, into)
@@ -82,6 +94,9 @@ func checkVectors(dir string, out io.Writer) error {
 		if job.MaxTokenBytes == nil {
 			job.MaxTokenBytes = &tokens.Defaults.MaxTokenBytes
 		}
+		if job.RequireArguments == nil {
+			job.RequireArguments = &tokens.Defaults.RequireArguments
+		}
 		got, err := job.run(ring)
 		if err != nil {
 			return fmt.Errorf("vector %s: %w", vector.ID, err)
@@ -89,14 +104,26 @@ func checkVectors(dir string, out io.Writer) error {
 		report(sameVerdict(got, vector.Expected), vector.ID, describe(got), describe(vector.Expected))
 	}
 	for _, vector := range arguments.Vectors {
-		canonical, err := jcs.Transform(vector.Arguments)
+		canonical, err := canonicalArguments(vector.Arguments)
 		digest := argumentsDigest(vector.Arguments)
 		got := fmt.Sprintf("canonical %s, digest %s", canonical, digest)
 		if err != nil {
-			got = "not canonicalized: " + err.Error()
+			got = "unbindable: " + err.Error()
 		}
+		want := fmt.Sprintf("canonical %s, digest %s", vector.Canonical, vector.Digest)
 		ok := err == nil && string(canonical) == vector.Canonical && digest == vector.Digest
-		report(ok, vector.ID, got, fmt.Sprintf("canonical %s, digest %s", vector.Canonical, vector.Digest))
+		if vector.Unbindable {
+			want, ok = "unbindable", err != nil
+		}
+		report(ok, vector.ID, got, want)
+	}
+	for _, vector := range invalidKeys.Vectors { // every one must be refused when it is loaded
+		_, err := parseJWK(vector.JWK)
+		got := "loaded"
+		if err != nil {
+			got = "refused: " + err.Error()
+		}
+		report(err != nil, vector.ID, got, "refused")
 	}
 	fmt.Fprintf(out, "%d passed, %d failed\n", passed, failed)
 	if failed > 0 {

@@ -21,10 +21,13 @@ package main
 // SigningMethod.Verify, and the library's full parse comes after step 13.
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,7 +37,7 @@ import (
 	"github.com/gowebpki/jcs"
 )
 
-// typ is the profile's explicit type, compared byte for byte.
+// typ is the profile's explicit type, compared with the decoded header string.
 const typ = "mrtr-state+jwt"
 
 // Nesting limits: 32 levels inside state, plus the claims object around it.
@@ -57,6 +60,9 @@ type verifier struct {
 	maxLifetime   int64 // seconds
 	leeway        int64 // seconds
 	maxTokenBytes int   // bytes of the token's UTF-8 encoding
+	// requireArguments refuses a token without args_sha256 (step 19), except for a
+	// resource read, which has no arguments.
+	requireArguments bool
 }
 
 // request is what the retry being served says: who, what, with which arguments, when.
@@ -71,7 +77,7 @@ var (
 	headerParameters = map[string]bool{"alg": true, "typ": true, "kid": true}
 	claimNames       = map[string]bool{"iss": true, "sub": true, "aud": true, "iat": true, "exp": true, "jti": true, "args_sha256": true, "state": true}
 	requiredClaims   = []string{"iss", "sub", "aud", "iat", "exp", "jti", "state"}
-	jtiPattern       = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+	jtiPattern       = regexp.MustCompile(`^[A-Za-z0-9_-]{22,64}$`)
 	digestPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 	integerPattern   = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 )
@@ -119,7 +125,8 @@ func (v *verifier) verify(token string, req request) (json.RawMessage, error) {
 	if alg != "HS256" && alg != "EdDSA" {
 		return nil, refuse("unsupported_header", "the header's alg is not HS256 or EdDSA")
 	}
-	// Step 7. typ exactly (golang-jwt does not look at typ at all).
+	// Step 7. typ exactly, as the decoded JSON string (so "mrtr-state\u002bjwt" is
+	// the same string); golang-jwt does not look at typ at all.
 	if header["typ"] != typ {
 		return nil, refuse("wrong_type", "the header's typ is not exactly "+typ)
 	}
@@ -151,8 +158,12 @@ func (v *verifier) verify(token string, req request) (json.RawMessage, error) {
 	if err := v.checkWithLibrary(token, k, req); err != nil {
 		return nil, err
 	}
-	// Step 19. The argument digest, when the token has one.
-	if raw, bound := claims["args_sha256"]; bound {
+	// Step 19. The argument digest, when the token has one or the verifier requires it.
+	raw, bound := claims["args_sha256"]
+	if !bound && v.requireArguments && !strings.HasPrefix(req.aud, "resources/read:") {
+		return nil, refuse("wrong_request", "the verifier requires claim args_sha256, which is absent")
+	}
+	if bound {
 		var digest string
 		if json.Unmarshal(raw, &digest) != nil || argumentsDigest(req.arguments) != digest {
 			return nil, refuse("wrong_request", "claim args_sha256 does not match the arguments")
@@ -188,7 +199,7 @@ func checkClaims(claims map[string]json.RawMessage) (iat, exp int64, err error) 
 		return malformed("exp must be after iat")
 	}
 	if s, ok := stringClaim(claims["jti"]); !ok || !jtiPattern.MatchString(s) {
-		return malformed("jti must be 16 to 64 base64url characters")
+		return malformed("jti must be 22 to 64 base64url characters")
 	}
 	if raw, present := claims["args_sha256"]; present {
 		if s, ok := stringClaim(raw); !ok || !digestPattern.MatchString(s) {
@@ -261,13 +272,38 @@ func (v *verifier) checkWithLibrary(token string, k *key, req request) error {
 }
 
 // argumentsDigest is args_sha256 (section 3.4): base64url(SHA-256(JCS(arguments))).
-// Arguments that RFC 8785 cannot canonicalize (a number beyond a double, a lone
-// surrogate) match no digest, so the result is then the empty string.
+// Unbindable arguments match no digest, so the result is then the empty string.
 func argumentsDigest(arguments []byte) string {
-	canonical, err := jcs.Transform(arguments)
+	canonical, err := canonicalArguments(arguments)
 	if err != nil {
 		return ""
 	}
 	sum := sha256.Sum256(canonical)
 	return b64.EncodeToString(sum[:])
+}
+
+// canonicalArguments is JCS(arguments), or an error when the arguments are
+// unbindable (section 3.4): a number whose value is an integer beyond
+// +/-(2^53 - 1), however it is written (every double of magnitude 2^53 or more is
+// an integer, and every such literal reads as one), a number beyond a double, or
+// what RFC 8785 cannot canonicalize (a lone surrogate). An underflow such as
+// 1e-400 reads as 0, as strconv.ParseFloat and gowebpki/jcs read it.
+func canonicalArguments(arguments []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(arguments))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if number, ok := tok.(json.Number); ok {
+			if f, err := strconv.ParseFloat(string(number), 64); err != nil || math.Abs(f) > maxSafeInteger {
+				return nil, errors.New("a number whose value is an integer beyond +/-(2^53 - 1), or beyond a double")
+			}
+		}
+	}
+	return jcs.Transform(arguments)
 }

@@ -3,11 +3,13 @@
 //! JCS (RFC 8785) comes from `serde_jcs`: members sorted by UTF-16 code units, JSON string
 //! escaping, and numbers printed as ECMAScript prints the IEEE 754 double (via `ryu-js`).
 //!
-//! Gotcha: serde_json reads `9007199254740993` as the exact u64, not as a double. RFC 8785 and the
-//! profile treat every number as a double, so it must be written as the nearest double,
-//! `9007199254740992`. serde_jcs 0.2 does this (it formats every integer through `as f64`, which
-//! rounds to nearest); `spec/vectors/arguments.json` ("integers-beyond-2-53") checks it. An integer
-//! beyond u64 already arrives from serde_json as the nearest double.
+//! Gotcha: serde_json reads `9007199254740993` as the exact u64, not as a double. RFC 8785 treats
+//! every number as a double (serde_jcs 0.2 formats every integer through `as f64`), so neighbouring
+//! integers beyond 2^53 share one canonical form and one digest. The profile (section 3.4) therefore
+//! makes arguments holding a number whose value is an integer beyond +/-(2^53 - 1) unbindable,
+//! however it is written: every double of magnitude 2^53 or more is an integer, so the rule is on
+//! `as_f64()` (an integer beyond u64 already arrives as the nearest double; an underflow such as
+//! `1e-400` arrives as 0).
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -19,9 +21,28 @@ pub fn canonicalize(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
     serde_jcs::to_vec(value)
 }
 
+/// The RFC 8785 canonical JSON of `arguments`, or why they are unbindable (profile, 3.4).
+pub fn canonical_arguments(arguments: &Value) -> Result<Vec<u8>, String> {
+    if !bindable(arguments) {
+        return Err("a number whose value is an integer beyond +/-(2^53 - 1)".into());
+    }
+    canonicalize(arguments).map_err(|e| e.to_string())
+}
+
+fn bindable(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n
+            .as_f64()
+            .is_some_and(|f| f.abs() <= 9_007_199_254_740_991.0),
+        Value::Array(items) => items.iter().all(bindable),
+        Value::Object(members) => members.values().all(bindable),
+        _ => true,
+    }
+}
+
 /// The argument digest of `arguments` (a JSON object; a request without arguments has `{}`).
-pub fn arguments_digest(arguments: &Value) -> Result<String, serde_json::Error> {
-    Ok(URL_SAFE_NO_PAD.encode(Sha256::digest(canonicalize(arguments)?)))
+pub fn arguments_digest(arguments: &Value) -> Result<String, String> {
+    Ok(URL_SAFE_NO_PAD.encode(Sha256::digest(canonical_arguments(arguments)?)))
 }
 
 #[cfg(test)]

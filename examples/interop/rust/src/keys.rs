@@ -4,11 +4,13 @@
 //! (`DecodingKey::from_jwk`) and computes its RFC 7638 thumbprint (`Jwk::thumbprint`). It checks
 //! neither lengths nor `alg`/`use`, so this module adds: an HS256 secret of at least 32 bytes, a
 //! 32-byte Ed25519 key (the rust_crypto verifier slices the first 32 bytes and would panic on a
-//! shorter one), canonical unpadded base64url members, `x` equal to the public key of `d`, and a
-//! well-formed `kid`. Any problem is an error when the key is loaded, never when a token is checked.
+//! shorter one), canonical unpadded base64url members, `x` a canonical point of large order
+//! (`ed25519_key_problem`), `x` equal to the public key of `d`, and a well-formed `kid`. Any
+//! problem is an error when the key is loaded, never when a token is checked.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use curve25519_dalek::edwards::CompressedEdwardsY;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 use serde_json::{Map, Value};
@@ -89,6 +91,32 @@ struct Loaded {
     private: Option<Vec<u8>>,
 }
 
+/// What is wrong with a 32-byte Ed25519 public key under profile 7.2, or `None`; never quotes it.
+///
+/// jsonwebtoken's rust_crypto backend verifies with ed25519-dalek's lenient `verify`, whose key
+/// decoding (curve25519-dalek's `decompress`) reduces a `y` of p or more, reads `x = 0` with the
+/// sign bit set as `x = 0`, and keeps points of small order: under the identity point the
+/// signature R = identity, S = 0 verifies for every message. `decompress` finds whether the point
+/// exists; compressing it again gives the canonical encoding, which must be the bytes given (this
+/// refuses y >= p and the set sign bit of x = 0); `is_small_order` is [8]P = identity.
+fn ed25519_key_problem(x: &[u8]) -> Option<&'static str> {
+    let Ok(compressed) = CompressedEdwardsY::from_slice(x) else {
+        return Some("an Ed25519 \"x\" must be 32 bytes");
+    };
+    let Some(point) = compressed.decompress() else {
+        return Some("an Ed25519 \"x\" must encode a point on the curve: no x exists for its y");
+    };
+    if point.compress() != compressed {
+        return Some(
+            "an Ed25519 \"x\" must be the canonical encoding of its curve point (RFC 8032, 5.1.3)",
+        );
+    }
+    if point.is_small_order() {
+        return Some("an Ed25519 \"x\" must not be a point of small order: with it a constant signature verifies for any token");
+    }
+    None
+}
+
 fn load(value: &Value) -> Result<Loaded, String> {
     let members = value.as_object().ok_or("a JWK must be a JSON object")?;
     // The parser's message could quote a member's value, so it is not passed on.
@@ -117,6 +145,9 @@ fn load(value: &Value) -> Result<Loaded, String> {
             let public = base64url("x", &params.x)?;
             if public.len() != 32 {
                 return Err("an Ed25519 \"x\" must be 32 bytes".into());
+            }
+            if let Some(problem) = ed25519_key_problem(&public) {
+                return Err(problem.into());
             }
             let private = match text(members, "d")? {
                 None => None,

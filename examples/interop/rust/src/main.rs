@@ -2,7 +2,7 @@
 //! (spec/profile.md) with the `jsonwebtoken` crate.
 //!
 //! ```text
-//! interop vectors <dir>   check spec/vectors/{tokens,arguments}.json; one line per vector, then "N passed, M failed"
+//! interop vectors <dir>   check spec/vectors/{tokens,arguments,invalid-keys}.json; one line per vector, then "N passed, M failed"
 //! interop verify          stdin {"jobs": [...]}  ->  stdout {"results": [{"valid": true, "state": ...} | {"valid": false, "reason": ...}]}
 //! interop mint            stdin {"jobs": [...]}  ->  stdout {"results": [{"token": ...}]}
 //! ```
@@ -77,7 +77,7 @@ fn jobs(run: fn(&RawValue) -> Result<Value, String>) -> Result<(), String> {
 }
 
 /// A verify job: `{"keys", "token", "issuer", "user", one of "tool"/"prompt"/"resource",
-/// "arguments"?, "now", "max_lifetime"?, "leeway"?, "max_token_bytes"?}`.
+/// "arguments"?, "now", "max_lifetime"?, "leeway"?, "max_token_bytes"?, "require_arguments"?}`.
 fn verify_job(job: &Map<String, Value>) -> Result<Value, String> {
     let ring = Ring::from_jwks(field(job, "keys")?)?;
     let leeway = optional_count(job, "leeway", 0)?;
@@ -96,6 +96,12 @@ fn verify_job(job: &Map<String, Value>) -> Result<Value, String> {
         leeway,
         max_token_bytes: usize::try_from(optional_count(job, "max_token_bytes", 8192)?)
             .map_err(|e| e.to_string())?,
+        require_arguments: match job.get("require_arguments") {
+            None => false,
+            Some(flag) => flag
+                .as_bool()
+                .ok_or("\"require_arguments\" must be true or false")?,
+        },
     };
     Ok(
         match verify::verify(&ring, field(job, "token")?, &request) {
@@ -136,17 +142,19 @@ fn mint_job(text: &RawValue) -> Result<Value, String> {
     Ok(json!({ "token": mint::mint(&key, &request)? }))
 }
 
-/// `vectors <dir>`: every token vector and argument vector, against its expected outcome.
+/// `vectors <dir>`: every token vector and argument vector, against its expected outcome, and
+/// every invalid key, which must be refused when it is loaded.
 fn vectors(dir: &Path) -> Result<bool, String> {
     let read = |name: &str| -> Result<Value, String> {
         let path = dir.join(name);
         let text = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))
     };
-    let (keys, tokens, arguments) = (
+    let (keys, tokens, arguments, invalid_keys) = (
         read("keys.json")?,
         read("tokens.json")?,
         read("arguments.json")?,
+        read("invalid-keys.json")?,
     );
     let list = |file: &Value, name: &str| -> Result<Vec<Value>, String> {
         let vectors = file.get("vectors").and_then(Value::as_array);
@@ -168,7 +176,11 @@ fn vectors(dir: &Path) -> Result<bool, String> {
         job.insert("keys".into(), keys["verifier_jwks"].clone());
         let got = verify_job(&job).map_err(|e| format!("tokens.json {id}: {e}"))?;
         let expected = &vector["expected"];
-        let ok = got == *expected;
+        // Compared as RFC 8785 text, so that 0.0 and 0 are the same number, as in every JSON reader.
+        let ok = matches!(
+            (digest::canonicalize(&got), digest::canonicalize(expected)),
+            (Ok(a), Ok(b)) if a == b
+        );
         println!(
             "{} token {id}: {}{}",
             mark(ok),
@@ -184,26 +196,46 @@ fn vectors(dir: &Path) -> Result<bool, String> {
 
     for vector in list(&arguments, "arguments.json")? {
         let id = vector["id"].as_str().unwrap_or("?");
-        let canonical = digest::canonicalize(&vector["arguments"])
-            .map(|c| String::from_utf8_lossy(&c).into_owned());
-        let got = (
-            canonical.ok(),
-            digest::arguments_digest(&vector["arguments"]).ok(),
-        );
-        let want = (
-            vector["canonical"].as_str().map(str::to_owned),
-            vector["digest"].as_str().map(str::to_owned),
-        );
-        let ok = got == want;
-        let shown = if ok {
-            "canonical form and digest match".to_owned()
-        } else {
-            format!("{got:?}")
+        let got = match digest::canonical_arguments(&vector["arguments"]) {
+            Ok(canonical) => format!(
+                "canonical {}, digest {}",
+                String::from_utf8_lossy(&canonical),
+                digest::arguments_digest(&vector["arguments"])?
+            ),
+            Err(_) => "unbindable".to_owned(),
         };
+        let want = match vector.get("unbindable") {
+            Some(Value::Bool(true)) => "unbindable".to_owned(),
+            _ => format!(
+                "canonical {}, digest {}",
+                vector["canonical"].as_str().unwrap_or("?"),
+                vector["digest"].as_str().unwrap_or("?")
+            ),
+        };
+        let ok = got == want;
         println!(
-            "{} arguments {id}: {shown}{}",
+            "{} arguments {id}: {got}{}",
             mark(ok),
-            expected_if(ok, format!("{want:?}"))
+            expected_if(ok, want)
+        );
+        if ok {
+            passed += 1
+        } else {
+            failed += 1
+        }
+    }
+
+    for vector in list(&invalid_keys, "invalid-keys.json")? {
+        let id = vector["id"].as_str().unwrap_or("?");
+        let got = match Ring::from_jwks(&json!({ "keys": [vector["jwk"]] })) {
+            Ok(_) => "loaded".to_owned(),
+            Err(problem) => format!("refused: {problem}"),
+        };
+        let ok = got != "loaded";
+        println!(
+            "{} invalid key {id}: {got}{}",
+            mark(ok),
+            expected_if(ok, "refused".into())
         );
         if ok {
             passed += 1

@@ -72,7 +72,7 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
     };
     let jti = match &job.jti {
         Some(jti) if is_jti(jti) => jti.clone(),
-        Some(_) => return Err("jti must be 16 to 64 base64url characters".into()),
+        Some(_) => return Err("jti must be 22 to 64 base64url characters".into()),
         None => {
             let mut bytes = [0u8; 16];
             getrandom::fill(&mut bytes).map_err(|e| format!("no random bytes for the jti: {e}"))?;
@@ -80,9 +80,10 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
         }
     };
     let args_sha256 = match &job.arguments {
-        Some(arguments) => {
-            Some(arguments_digest(arguments).map_err(|e| format!("arguments: {e}"))?)
-        }
+        Some(arguments) => Some(
+            arguments_digest(arguments)
+                .map_err(|e| format!("arguments are unbindable (pass such ids as strings): {e}"))?,
+        ),
         None => None,
     };
     let claims = Claims {
@@ -108,7 +109,7 @@ pub fn mint(key: &SigningKey, job: &Mint) -> Result<String, String> {
 }
 
 fn is_jti(jti: &str) -> bool {
-    (16..=64).contains(&jti.len())
+    (22..=64).contains(&jti.len())
         && jti
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')

@@ -83,6 +83,8 @@ pub struct Request {
     pub max_lifetime: u64,
     pub leeway: u64,
     pub max_token_bytes: usize,
+    /// Refuse a token for a tool or prompt without `args_sha256` (step 19).
+    pub require_arguments: bool,
 }
 
 /// Validates `token` for `request`; returns the `state` claim or the reason for the refusal.
@@ -138,7 +140,8 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
         _ => return Err(Reason::UnsupportedHeader),
     };
 
-    // 7. Type, byte for byte: jsonwebtoken does not check typ at all.
+    // 7. Type, exactly, as the decoded JSON string (`mrtr-state\u002bjwt` is the same string):
+    // jsonwebtoken does not check typ at all.
     if header.get("typ").and_then(Value::as_str) != Some(TYP) {
         return Err(Reason::WrongType);
     }
@@ -213,9 +216,17 @@ pub fn verify(ring: &Ring, token: &Value, request: &Request) -> Result<Value, Re
         });
     }
 
-    // 19. Request binding: the digest of the request's arguments (`{}` when it has none).
-    if let Some(digest) = claims.get("args_sha256").and_then(Value::as_str) {
-        // Arguments that cannot be canonicalized match no digest.
+    // 19. Request binding: the digest of the request's arguments (`{}` when it has none). A
+    // verifier may require the binding for tools and prompts (a resource read has no arguments).
+    let bound = claims.get("args_sha256").and_then(Value::as_str);
+    if bound.is_none()
+        && request.require_arguments
+        && !request.audience.starts_with("resources/read:")
+    {
+        return Err(Reason::WrongRequest);
+    }
+    if let Some(digest) = bound {
+        // Unbindable arguments match no digest.
         if arguments_digest(&request.arguments).ok().as_deref() != Some(digest) {
             return Err(Reason::WrongRequest);
         }
@@ -242,7 +253,7 @@ fn is_raised_after_the_signature(kind: &ErrorKind) -> bool {
 }
 
 /// Step 12: every required claim and no other; iss, sub, aud non-empty strings (so an `aud` array
-/// is refused); iat and exp integers written as such in 0 ..= 2^53 - 1, exp after iat; jti of 16
+/// is refused); iat and exp integers written as such in 0 ..= 2^53 - 1, exp after iat; jti of 22
 /// to 64 base64url characters; args_sha256, when present, 43 base64url characters.
 /// Returns (iat, exp).
 fn check_claims(claims: &Map<String, Value>) -> Option<(u64, u64)> {
@@ -274,7 +285,7 @@ fn check_claims(claims: &Map<String, Value>) -> Option<(u64, u64)> {
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
     };
-    if !base64url(&claims["jti"], 16..=64) {
+    if !base64url(&claims["jti"], 22..=64) {
         return None;
     }
     if let Some(digest) = claims.get("args_sha256") {

@@ -29,8 +29,8 @@ import java.util.regex.Pattern;
  *
  * <p>Nimbus parses the JWK, computes the RFC 7638 thumbprint and makes the signers and verifiers. The rules
  * Nimbus does not apply at load time are added here: {@code use} is {@code sig}, {@code alg} matches the key
- * type, base64url members are canonical, an Ed25519 {@code x} is the public key of its {@code d}, kids are
- * distinct. (The HS256 minimum of 32 bytes is Nimbus's: {@code MACVerifier} refuses a shorter secret.)
+ * type, base64url members are canonical, an Ed25519 {@code x} is a canonical point of large order
+ * ({@link Ed25519Point}) and the public key of its {@code d}, kids are distinct. (The HS256 minimum of 32 bytes is Nimbus's: {@code MACVerifier} refuses a shorter secret.)
  */
 final class KeyRing {
     private static final Pattern KID = Pattern.compile("[\\x21-\\x7e]{1,128}");
@@ -114,6 +114,10 @@ final class KeyRing {
                 requireCanonical(pair.getX(), "x");
                 if (pair.getDecodedX().length != 32) {
                     throw new BadJob("an Ed25519 JWK's 'x' must be 32 bytes");
+                }
+                String problem = Ed25519Point.problem(pair.getDecodedX());
+                if (problem != null) {
+                    throw new BadJob(problem);
                 }
                 if (pair.isPrivate()) {
                     requireCanonical(pair.getD(), "d");

@@ -17,7 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The interop program: {@code vectors <dir>}, {@code verify} and {@code mint} (see tests/interop/harness.py).
+ * The interop program: {@code vectors <dir>} (tokens, arguments and invalid keys), {@code verify} and {@code mint}
+ * (see tests/interop/harness.py).
  *
  * <p>{@code verify} and {@code mint} read {@code {"jobs": [...]}} on stdin and write {@code {"results": [...]}}
  * on stdout. A job that cannot be run (unreadable JSON, a missing field, an unusable key) stops the program
@@ -77,7 +78,8 @@ public final class Main {
                 text(job, "issuer"),
                 integer(job, "max_lifetime", 600, 1),
                 integer(job, "leeway", 0, 0),
-                integer(job, "max_token_bytes", 8192, 1));
+                integer(job, "max_token_bytes", 8192, 1),
+                flag(job, "require_arguments"));
         if (options.leeway() > 300) {
             throw new BadJob("'leeway' is at most 300 seconds");
         }
@@ -130,6 +132,7 @@ public final class Main {
         JsonNode keys = StrictJson.parseJob(read(dir.resolve("keys.json")), "keys.json");
         JsonNode tokens = StrictJson.parseJob(read(dir.resolve("tokens.json")), "tokens.json");
         JsonNode arguments = StrictJson.parseJob(read(dir.resolve("arguments.json")), "arguments.json");
+        JsonNode invalidKeys = StrictJson.parseJob(read(dir.resolve("invalid-keys.json")), "invalid-keys.json");
         KeyRing ring = KeyRing.fromJwks(keys.get("verifier_jwks"));
         JsonNode defaults = tokens.path("defaults");
         int passed = 0;
@@ -142,7 +145,8 @@ public final class Main {
                     text(settings, "issuer"),
                     integer(settings, "max_lifetime", null, 1),
                     integer(settings, "leeway", null, 0),
-                    integer(settings, "max_token_bytes", null, 1)));
+                    integer(settings, "max_token_bytes", null, 1),
+                    flag(settings, "require_arguments")));
             StateVerifier.Request request = new StateVerifier.Request(text(vector, "user"), audience(vector),
                     arguments(vector, true), integer(vector, "now", null, 0));
             ObjectNode actual = verdict(verifier, vector.get("token"), request);
@@ -159,23 +163,38 @@ public final class Main {
 
         for (JsonNode vector : arguments.path("vectors")) {
             String id = "arguments/" + vector.path("id").asText();
-            String canonical;
-            String digest;
+            String got;
             try {
-                canonical = ArgumentDigest.canonicalize(vector.get("arguments"));
-                digest = ArgumentDigest.digest(vector.get("arguments"));
+                got = ArgumentDigest.canonicalArguments(vector.get("arguments")) + " "
+                        + ArgumentDigest.digest(vector.get("arguments"));
             } catch (IOException e) {
-                canonical = "(cannot canonicalize: " + e.getMessage() + ")";
-                digest = "";
+                got = "unbindable";
             }
-            boolean ok = canonical.equals(vector.path("canonical").asText())
-                    && digest.equals(vector.path("digest").asText());
+            String expected = vector.path("unbindable").asBoolean()
+                    ? "unbindable"
+                    : vector.path("canonical").asText() + " " + vector.path("digest").asText();
+            boolean ok = got.equals(expected);
+            out.printf("%s %s: got %s, expected %s%n", ok ? "pass" : "FAIL", id, got, expected);
             if (ok) {
-                out.printf("pass %s: canonical and digest match%n", id);
                 passed++;
             } else {
-                out.printf("FAIL %s: got %s %s, expected %s %s%n", id, canonical, digest,
-                        vector.path("canonical").asText(), vector.path("digest").asText());
+                failed++;
+            }
+        }
+
+        for (JsonNode vector : invalidKeys.path("vectors")) { // every one must be refused when it is loaded
+            String id = "invalid-keys/" + vector.path("id").asText();
+            String got = "loaded";
+            try {
+                KeyRing.load(vector.get("jwk"));
+            } catch (BadJob refused) {
+                got = "refused: " + refused.getMessage();
+            }
+            boolean ok = !got.equals("loaded");
+            out.printf("%s %s: got %s, expected refused%n", ok ? "pass" : "FAIL", id, got);
+            if (ok) {
+                passed++;
+            } else {
                 failed++;
             }
         }
@@ -205,7 +224,7 @@ public final class Main {
 
     private static JsonNode merged(JsonNode defaults, JsonNode vector) {
         ObjectNode settings = defaults.isObject() ? ((ObjectNode) defaults).deepCopy() : NODES.objectNode();
-        for (String name : List.of("issuer", "max_lifetime", "leeway", "max_token_bytes")) {
+        for (String name : List.of("issuer", "max_lifetime", "leeway", "max_token_bytes", "require_arguments")) {
             if (vector.has(name)) {
                 settings.set(name, vector.get(name));
             }
@@ -240,6 +259,15 @@ public final class Main {
             throw new BadJob("'" + name + "' must be an integer from " + minimum + " to 2^53 - 1");
         }
         return value.longValue();
+    }
+
+    /** A boolean field, false when absent. */
+    private static boolean flag(JsonNode job, String name) throws BadJob {
+        JsonNode value = job.get(name);
+        if (value != null && !value.isBoolean()) {
+            throw new BadJob("'" + name + "' must be true or false");
+        }
+        return value != null && value.booleanValue();
     }
 
     /** The target as {@code aud}: exactly one of tool, prompt, resource (profile, section 3.5). */

@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  * lack a required claim.
  */
 final class StateMinter {
-    private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{16,64}");
+    private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{22,64}");
     private static final int MAX_STATE_DEPTH = 32;
     /** The verifiers' default size cap; a token is ASCII, so its length is its size in bytes. */
     private static final long MAX_TOKEN_BYTES = 8192;
@@ -40,7 +40,7 @@ final class StateMinter {
         }
         String jti = claims.jti() != null ? claims.jti() : randomJti();
         if (!JTI.matcher(jti).matches()) {
-            throw new BadJob("jti must be 16 to 64 base64url characters");
+            throw new BadJob("jti must be 22 to 64 base64url characters");
         }
         JWTClaimsSet.Builder builder = new JWTClaimsSet.Builder()
                 .issuer(claims.issuer())
@@ -53,7 +53,8 @@ final class StateMinter {
             try {
                 builder.claim("args_sha256", ArgumentDigest.digest(claims.arguments()));
             } catch (IOException e) {
-                throw new BadJob("the arguments cannot be canonicalized (RFC 8785): " + e.getMessage());
+                throw new BadJob("the arguments cannot be bound (pass integers beyond 2^53 - 1 as strings): "
+                        + e.getMessage());
             }
         }
         // The verifier's own I-JSON rules, so that nothing is minted that a verifier would refuse.

@@ -29,18 +29,22 @@ import java.util.regex.Pattern;
  * each of those steps runs its own Nimbus verifier: a failure maps to exactly one reason code.
  */
 final class StateVerifier {
-    /** The {@code typ} of the profile, compared byte for byte. */
+    /** The {@code typ} of the profile, compared with the decoded header string. */
     static final String TYP = "mrtr-state+jwt";
 
     private static final Set<String> HEADER_PARAMETERS = Set.of("alg", "typ", "kid");
     private static final Set<String> REQUIRED_CLAIMS = Set.of("iss", "sub", "aud", "iat", "exp", "jti", "state");
     private static final Set<String> ALL_CLAIMS =
             Set.of("iss", "sub", "aud", "iat", "exp", "jti", "args_sha256", "state");
-    private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{16,64}");
+    private static final Pattern JTI = Pattern.compile("[A-Za-z0-9_-]{22,64}");
     private static final Pattern DIGEST = Pattern.compile("[A-Za-z0-9_-]{43}");
 
-    /** What the verifier is configured with: its ring, its identity, and its limits (profile, section 5). */
-    record Options(KeyRing ring, String issuer, long maxLifetime, long leeway, long maxTokenBytes) {}
+    /**
+     * What the verifier is configured with: its ring, its identity, its limits, and whether a token for a tool or
+     * prompt must carry {@code args_sha256} (profile, section 5).
+     */
+    record Options(KeyRing ring, String issuer, long maxLifetime, long leeway, long maxTokenBytes,
+            boolean requireArguments) {}
 
     /** The request being served: its user, its target as an {@code aud} value, its arguments, and now. */
     record Request(String user, String audience, JsonNode arguments, long now) {}
@@ -102,8 +106,9 @@ final class StateVerifier {
             throw new Refusal("unsupported_header", "alg is not HS256 or EdDSA");
         }
 
-        // 7. Type, byte for byte. Nimbus's DefaultJOSEObjectTypeVerifier is not used: JOSEObjectType.equals
-        // ignores case, so it would accept "MRTR-STATE+JWT".
+        // 7. Type, exactly, as the decoded JSON string (an escaped '+' is the same string). Nimbus's
+        // DefaultJOSEObjectTypeVerifier is not used: JOSEObjectType.equals ignores case, so it would accept
+        // "MRTR-STATE+JWT".
         JsonNode typ = header.get("typ");
         if (typ == null || !typ.isTextual() || !TYP.equals(typ.textValue())) {
             throw new Refusal("wrong_type", "typ is not exactly " + TYP);
@@ -175,7 +180,7 @@ final class StateVerifier {
         }
         JsonNode jti = claims.get("jti");
         if (jti == null || !jti.isTextual() || !JTI.matcher(jti.textValue()).matches()) {
-            throw new Refusal("malformed", "jti is not 16 to 64 base64url characters");
+            throw new Refusal("malformed", "jti is not 22 to 64 base64url characters");
         }
         JsonNode digest = claims.get("args_sha256");
         if (digest != null && (!digest.isTextual() || !DIGEST.matcher(digest.textValue()).matches())) {
@@ -206,8 +211,11 @@ final class StateVerifier {
                 claimsSet, "wrong_user");
         check(nimbus(Set.of(request.audience()), null, null, null), claimsSet, "wrong_tool");
 
-        // 19. Request binding: the digest of the retry's arguments (RFC 8785); arguments that cannot be
-        // canonicalized match no digest.
+        // 19. Request binding: the digest of the retry's arguments (RFC 8785); unbindable arguments match no
+        // digest. A verifier may require the binding for tools and prompts (a resource read has no arguments).
+        if (digest == null && options.requireArguments() && !request.audience().startsWith("resources/read:")) {
+            throw new Refusal("wrong_request", "the verifier requires args_sha256, which is absent");
+        }
         if (digest != null) {
             String actual;
             try {

@@ -21,7 +21,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from pydantic import AnyHttpUrl
 
-from mrtr_state import Keyring, KeyringError, MemoryReplayStore, StateSealer, audience
+from mrtr_state import Keyring, KeyringError, MemoryReplayStore, ReplayStore, StateSealer, audience
 from mrtr_state.mcp import StateBoundary, ToolRefusal
 from server.accounts import EXAMPLE_TOKENS, SCOPE, StaticTokenVerifier
 from server.conformance import add_conformance_fixtures
@@ -114,6 +114,12 @@ def _parser() -> argparse.ArgumentParser:
         help="answer a refused state on tools/call as a tool error (default) or a JSON-RPC -32602 error",
     )
     parser.add_argument(
+        "--redis-url",
+        default=None,
+        help="redeem single-use states in this Redis (shared by every replica, in any language) "
+        "instead of in this process's memory",
+    )
+    parser.add_argument(
         "--dev-key",
         action="store_true",
         help="seal with a key generated at start-up, for development only (states die with the process)",
@@ -139,6 +145,15 @@ def _keys(dev_key: bool) -> Keyring:
     return Keyring.from_env()
 
 
+def _replay_store(redis_url: str | None) -> ReplayStore:
+    if redis_url is None:
+        return MemoryReplayStore()
+    # Imported here: the Redis client is an optional extra, needed only with --redis-url.
+    from mrtr_state.replay_redis import RedisReplayStore
+
+    return RedisReplayStore.from_url(redis_url)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the example server until interrupted; print its URL first. Returns the exit status."""
     args = _parser().parse_args(argv)
@@ -154,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         issuer=args.issuer,
         ttl=args.ttl,
         max_lifetime=max(args.ttl, DEFAULT_TTL),
-        replay_store=MemoryReplayStore(),
+        replay_store=_replay_store(args.redis_url),
     )
     server = (
         build_conformance_server(sealer)

@@ -27,13 +27,17 @@ export {
   type StrictOptions,
 } from "./json.js";
 export { decodeUnverified, TYP, type JsonObject } from "./jws.js";
+export { ENCRYPTED_HEADER_PARAMETERS } from "./jwe.js";
 export {
   ALGORITHMS,
   DEFAULT_KEYS_VARIABLE,
+  ENCRYPTION_KEY_BYTES,
+  KEY_ALGORITHMS,
   Key,
   Keyring,
   MIN_SECRET_BYTES,
   type Algorithm,
+  type SigningAlgorithm,
   type Jwk,
   type Jwks,
 } from "./keys.js";

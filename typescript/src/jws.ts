@@ -25,8 +25,8 @@ export const HEADER_PARAMETERS: readonly string[] = ["alg", "typ", "kid"];
 /** A JSON object as the strict reader returns it. */
 export type JsonObject = { [name: string]: Json };
 
-/** Steps 1 to 3: size cap, three non-empty base64url segments, each canonical. */
-export function split(token: unknown, maxBytes: number): [string, string, string] {
+/** Step 1, for both forms: the token is a string of at most `maxBytes` UTF-8 bytes. */
+export function checkSize(token: unknown, maxBytes: number): asserts token is string {
   if (typeof token !== "string") throw new InvalidRequestState("malformed", "the token is not a string");
   // The cap counts UTF-8 bytes; a string never has more UTF-16 code units than UTF-8 bytes, so the
   // length alone refuses most oversized input before anything is counted. Buffer.byteLength counts a
@@ -34,6 +34,18 @@ export function split(token: unknown, maxBytes: number): [string, string, string
   if (token.length > maxBytes || Buffer.byteLength(token, "utf8") > maxBytes) {
     throw new InvalidRequestState("too_large", `the token is longer than ${maxBytes} bytes`);
   }
+}
+
+/** Whether a token (already through step 1) is of the encrypted form: exactly five segments (section 5, step 2). */
+export function isEncryptedForm(token: string): boolean {
+  let dots = 0;
+  for (let i = token.indexOf("."); i !== -1 && dots <= 4; i = token.indexOf(".", i + 1)) dots++;
+  return dots === 4;
+}
+
+/** Steps 1 to 3: size cap, three non-empty base64url segments, each canonical. */
+export function split(token: unknown, maxBytes: number): [string, string, string] {
+  checkSize(token, maxBytes);
   const segments = token.split(".");
   if (segments.length !== 3 || !segments.every((segment) => b64.BASE64URL.test(segment))) {
     throw new InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'");
@@ -46,9 +58,14 @@ export function split(token: unknown, maxBytes: number): [string, string, string
 
 /** Steps 4 and 11: a segment (already known canonical) read as a strict UTF-8 JSON object. */
 export function decodeObject(segment: string, what: "header" | "payload"): ParsedJson & { value: JsonObject } {
+  return parseObject(b64.decode(segment), what);
+}
+
+/** Steps 4 and 11 on bytes: a strict UTF-8 JSON object, or `malformed`. */
+export function parseObject(bytes: Uint8Array, what: "header" | "payload"): ParsedJson & { value: JsonObject } {
   let parsed: ParsedJson;
   try {
-    parsed = parseStrictJson(b64.decode(segment), { maxDepth: MAX_TEXT_DEPTH, iJson: true });
+    parsed = parseStrictJson(bytes, { maxDepth: MAX_TEXT_DEPTH, iJson: true });
   } catch {
     throw new InvalidRequestState("malformed", `the ${what} is not strict UTF-8 JSON`);
   }
@@ -80,7 +97,7 @@ export function keyForHeader(header: JsonObject, ring: Keyring): Key {
 
 /** Step 10: the signature has the algorithm's length and verifies under `key` (by `jose`, pinned to the key's algorithm). */
 export async function verifySignature(key: Key, token: string, signature: string): Promise<void> {
-  if (b64.decode(signature).length !== SIGNATURE_BYTES[key.alg]) {
+  if (key.alg === "A256GCM" || b64.decode(signature).length !== SIGNATURE_BYTES[key.alg]) {
     throw new InvalidRequestState("bad_signature", "the signature does not have the algorithm's length");
   }
   try {
@@ -95,6 +112,7 @@ export async function verifySignature(key: Key, token: string, signature: string
 
 /** Sign `payload` (the claims' JSON text) under the header `{alg, typ, kid}` of `key`, with `jose`. */
 export async function sign(key: Key, payload: string): Promise<string> {
+  if (key.alg === "A256GCM") throw new TypeError("an A256GCM key encrypts (the encrypted form); it never signs");
   return new CompactSign(Buffer.from(payload, "utf8"))
     .setProtectedHeader({ alg: key.alg, typ: TYP, kid: key.kid })
     .sign(key.signingMaterial());

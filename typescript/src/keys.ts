@@ -20,11 +20,20 @@ import { publicKeyProblem } from "./ed25519.js";
 import { KeyringError } from "./errors.js";
 import { isObject, JsonError, parseStrictJson, type Json } from "./json.js";
 
-/** The algorithms of the profile (section 3.1). `Ed25519` (RFC 9864) is not one. */
-export type Algorithm = "HS256" | "EdDSA";
+/** The signing algorithms of the profile (section 3.1). `Ed25519` (RFC 9864) is not one. */
+export type SigningAlgorithm = "HS256" | "EdDSA";
 
-/** The algorithms of the profile, in the order of section 3.1. */
-export const ALGORITHMS: readonly Algorithm[] = ["HS256", "EdDSA"];
+/** What a key's `alg` can be: a signing algorithm, or `A256GCM` for an encryption key (section 7.6). */
+export type Algorithm = SigningAlgorithm | "A256GCM";
+
+/** The signing algorithms of the profile, in the order of section 3.1. */
+export const ALGORITHMS: readonly SigningAlgorithm[] = ["HS256", "EdDSA"];
+
+/** Every key algorithm: the signing ones and the encrypted form's `A256GCM`. */
+export const KEY_ALGORITHMS: readonly Algorithm[] = ["HS256", "EdDSA", "A256GCM"];
+
+/** The length of an A256GCM key, in bytes: exactly 256 bits (section 7.6). */
+export const ENCRYPTION_KEY_BYTES = 32;
 
 /** The shortest HS256 secret the profile allows, in bytes (section 7.1). */
 export const MIN_SECRET_BYTES = 32;
@@ -33,7 +42,7 @@ export const MIN_SECRET_BYTES = 32;
 export const DEFAULT_KEYS_VARIABLE = "MRTR_STATE_KEYS";
 
 /** Signature lengths in bytes, checked before any cryptography runs. */
-export const SIGNATURE_BYTES: Readonly<Record<Algorithm, number>> = { HS256: 32, EdDSA: 64 };
+export const SIGNATURE_BYTES: Readonly<Record<SigningAlgorithm, number>> = { HS256: 32, EdDSA: 64 };
 
 /** A JWK as this package reads and writes it: string members only. */
 export type Jwk = { readonly [member: string]: string };
@@ -93,22 +102,23 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 interface Material {
   readonly alg: Algorithm;
-  /** HS256: the secret. EdDSA: the private key, when held. */
+  /** HS256 and A256GCM: the secret. EdDSA: the private key, when held. */
   readonly signing: KeyObject | undefined;
-  /** HS256: the secret. EdDSA: the public key. */
+  /** HS256 and A256GCM: the secret. EdDSA: the public key. */
   readonly verifying: KeyObject;
   /** The base64url public key `x` of an Ed25519 key. */
   readonly x: string | undefined;
 }
 
 /**
- * One key of a {@link Keyring}: an HS256 secret or an Ed25519 key.
+ * One key of a {@link Keyring}: an HS256 secret, an Ed25519 key, or an A256GCM encryption key (the
+ * encrypted form: it mints and opens JWE tokens, never signs, and is never published).
  *
  * Make keys with {@link Key.generate}, {@link Key.fromJwk} or {@link Key.fromSecret}. A key is immutable;
  * `String(key)`, `util.inspect(key)` and `JSON.stringify(key)` show its algorithm and `kid`, never the secret.
  */
 export class Key {
-  /** The key's algorithm: `HS256` for an `oct` secret, `EdDSA` for an Ed25519 key. */
+  /** The key's algorithm: `HS256` for an `oct` secret, `EdDSA` for an Ed25519 key, `A256GCM` for an encryption key. */
   readonly alg: Algorithm;
   /** The key id a token names in its `kid` header parameter. */
   readonly kid: string;
@@ -122,20 +132,36 @@ export class Key {
     Object.freeze(this);
   }
 
-  /** Whether this key can mint tokens (false for an Ed25519 public key). */
+  /** Whether this key can mint tokens (false for an Ed25519 public key; an encryption key mints by encrypting). */
   get canSign(): boolean {
     return this.#material.signing !== undefined;
   }
 
-  /** Generate a new key: 32 random bytes for HS256, a new key pair for EdDSA. `kid` defaults to the thumbprint. */
+  /**
+   * Generate a new key: 32 random bytes for HS256, a new key pair for EdDSA, 32 random bytes for an
+   * A256GCM encryption key. `kid` defaults to the thumbprint.
+   */
   static generate(alg: Algorithm, options: { readonly kid?: string } = {}): Key {
     if (alg === "HS256") return Key.fromSecret(randomBytes(MIN_SECRET_BYTES), options);
+    if (alg === "A256GCM") return Key.encryptionKey(randomBytes(ENCRYPTION_KEY_BYTES), options.kid);
     if (alg === "EdDSA") {
       const { privateKey, publicKey } = generateKeyPairSync("ed25519");
       const x = publicKey.export({ format: "jwk" }).x;
       return new Key(MAKE, { alg, signing: privateKey, verifying: publicKey, x }, options.kid);
     }
-    throw new KeyringError(`unsupported algorithm ${JSON.stringify(alg)}; the profile allows ${ALGORITHMS.join(", ")}`);
+    throw new KeyringError(`unsupported algorithm ${JSON.stringify(alg)}; the profile allows ${KEY_ALGORITHMS.join(", ")}`);
+  }
+
+  /** An A256GCM encryption key of exactly 32 bytes (section 7.6). */
+  private static encryptionKey(secret: Uint8Array, kid: string | undefined): Key {
+    if (secret.length !== ENCRYPTION_KEY_BYTES) {
+      throw new KeyringError(
+        `an A256GCM key must be exactly ${ENCRYPTION_KEY_BYTES} random bytes, this one has ${secret.length}; ` +
+          "make one with `mrtr-state keygen --alg A256GCM`",
+      );
+    }
+    const key = createSecretKey(Buffer.from(secret));
+    return new Key(MAKE, { alg: "A256GCM", signing: key, verifying: key, x: undefined }, kid);
   }
 
   /** Make an HS256 key from raw secret bytes (at least 32 of them). */
@@ -161,11 +187,19 @@ export class Key {
   static fromJwk(jwk: unknown): Key {
     const value: unknown = typeof jwk === "string" ? parseJson(jwk, "a JWK") : jwk;
     if (!isObject(value)) throw new KeyringError("a JWK must be a JSON object");
-    const use = value.use ?? "sig";
-    if (use !== "sig") throw new KeyringError("a JWK for this profile must have use 'sig' (or no 'use' member)");
     const kid = value.kid === undefined || value.kid === null ? undefined : checkKid(value.kid);
+    if (value.kty === "oct" && value.alg === "A256GCM") {
+      if ((value.use ?? "enc") !== "enc") throw new KeyringError("an A256GCM JWK must have use 'enc' (or no 'use' member)");
+      return Key.encryptionKey(memberBytes(value, "k"), kid);
+    }
+    const use = value.use ?? "sig";
+    if (use !== "sig") {
+      throw new KeyringError(
+        "a signing JWK must have use 'sig' (or no 'use' member); an encryption JWK has alg 'A256GCM' and use 'enc'",
+      );
+    }
     if (value.kty === "oct") {
-      if ((value.alg ?? "HS256") !== "HS256") throw new KeyringError("an 'oct' JWK must be for alg HS256");
+      if ((value.alg ?? "HS256") !== "HS256") throw new KeyringError("an 'oct' JWK must be for alg HS256 (or A256GCM for an encryption key)");
       return Key.fromSecret(memberBytes(value, "k"), kid === undefined ? {} : { kid });
     }
     if (value.kty === "OKP") {
@@ -209,21 +243,25 @@ export class Key {
   /** The RFC 7638 JWK thumbprint (SHA-256, base64url) of this key. */
   thumbprint(): string {
     const material = this.#material;
-    if (material.alg === "HS256") return thumbprintOf({ k: material.verifying.export().toString("base64url"), kty: "oct" });
+    if (material.alg !== "EdDSA") return thumbprintOf({ k: material.verifying.export().toString("base64url"), kty: "oct" });
     return thumbprintOf({ crv: "Ed25519", kty: "OKP", x: material.x ?? "" });
   }
 
   /** The public JWK of an Ed25519 key (`kty`, `crv`, `alg`, `use`, `kid`, `x`); an HS256 secret has none. */
   publicJwk(): Jwk {
     if (this.alg === "HS256") throw new KeyringError(`key ${JSON.stringify(this.kid)} is an HS256 secret, which has no public JWK`);
+    if (this.alg === "A256GCM") {
+      throw new KeyringError(`key ${JSON.stringify(this.kid)} is an A256GCM encryption key, which has no public JWK`);
+    }
     return { kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig", kid: this.kid, x: this.#material.x ?? "" };
   }
 
   /** The full JWK, secret included, for storing the key. Handle it as a secret. */
   privateJwk(): Jwk {
     const material = this.#material;
-    if (material.alg === "HS256") {
-      return { kty: "oct", alg: "HS256", use: "sig", kid: this.kid, k: material.verifying.export().toString("base64url") };
+    if (material.alg !== "EdDSA") {
+      const use = material.alg === "HS256" ? "sig" : "enc";
+      return { kty: "oct", alg: material.alg, use, kid: this.kid, k: material.verifying.export().toString("base64url") };
     }
     const jwk = this.publicJwk();
     if (material.signing === undefined) return jwk;
@@ -288,7 +326,10 @@ export class Keyring implements Iterable<Key> {
     return this.keys.length;
   }
 
-  /** The first key, which signs; a {@link KeyringError} for a verify-only ring. */
+  /**
+   * The first key, which mints: its form (signed, or encrypted for an A256GCM key) decides the form of new
+   * tokens (decision E4). A {@link KeyringError} for a verify-only ring.
+   */
   get signingKey(): Key {
     const key = this.keys[0] as Key;
     if (!key.canSign) {
@@ -364,7 +405,7 @@ export class Keyring implements Iterable<Key> {
     return new Keyring([Key.fromSecret(secret)]);
   }
 
-  /** The JWKS of the Ed25519 public keys, for verify-only replicas. HS256 secrets are left out. */
+  /** The JWKS of the Ed25519 public keys, for verify-only replicas. HS256 secrets and encryption keys are left out. */
   publicJwks(): Jwks {
     return { keys: this.keys.filter((key) => key.alg === "EdDSA").map((key) => key.publicJwk()) };
   }

@@ -17,6 +17,7 @@ import { argumentsDigest } from "./canonical.js";
 import * as claims from "./claims.js";
 import { InvalidRequestState } from "./errors.js";
 import { checkState, dumps, type Json } from "./json.js";
+import * as jwe from "./jwe.js";
 import * as jws from "./jws.js";
 import { Keyring, SIGNATURE_BYTES } from "./keys.js";
 import { ReplayStoreError, replayKey, type ReplayStore } from "./replay.js";
@@ -178,12 +179,17 @@ export class StateSealer {
     const payload = dumps(
       claims.build({ issuer: this.issuer, user, aud, iat: Math.floor(this.#clock()), ttl: this.ttl, jti, state, argsSha256: digest }),
     );
-    const header = jws.headerSegment(key);
-    const size = header.length + 2 + Math.ceil((Buffer.byteLength(payload, "utf8") * 4) / 3) + Math.ceil((SIGNATURE_BYTES[key.alg] * 4) / 3);
+    const bytes = Math.ceil((Buffer.byteLength(payload, "utf8") * 4) / 3);
+    // The token's size, known before any cryptography: header, payload (or ciphertext, as long as the
+    // payload) and signature (or IV and tag) segments and their dots.
+    const size =
+      key.alg === "A256GCM"
+        ? jwe.headerSegment(key).length + 4 + 16 + bytes + 22
+        : jws.headerSegment(key).length + 2 + bytes + Math.ceil((SIGNATURE_BYTES[key.alg] * 4) / 3);
     if (size > this.maxTokenBytes) {
       throw new RangeError(`the sealed state would be ${size} bytes, over the cap of ${this.maxTokenBytes}; keep less in requestState`);
     }
-    return jws.sign(key, payload);
+    return key.alg === "A256GCM" ? jwe.encrypt(key, payload) : jws.sign(key, payload);
   }
 
   /**
@@ -211,10 +217,17 @@ export class StateSealer {
   async verify(token: unknown, options: OpenOptions): Promise<claims.ValidClaims> {
     const aud = audience(options);
     const user = nonEmpty("user", options.user);
-    const [header, payload, signature] = jws.split(token, this.maxTokenBytes);
-    const key = jws.keyForHeader(jws.decodeObject(header, "header").value, this.ring);
-    await jws.verifySignature(key, token as string, signature);
-    return claims.validate(jws.decodeObject(payload, "payload"), {
+    let parsed;
+    jws.checkSize(token, this.maxTokenBytes);
+    if (jws.isEncryptedForm(token)) {
+      parsed = await jwe.openEncrypted(token, this.ring); // section 5.1, steps 2 to 11
+    } else {
+      const [header, payload, signature] = jws.split(token, this.maxTokenBytes);
+      const key = jws.keyForHeader(jws.decodeObject(header, "header").value, this.ring);
+      await jws.verifySignature(key, token, signature);
+      parsed = jws.decodeObject(payload, "payload");
+    }
+    return claims.validate(parsed, {
       now: Math.floor(this.#clock()),
       leeway: this.leeway,
       maxLifetime: this.maxLifetime,

@@ -197,6 +197,21 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     await close();
   });
 
+  it("carries encrypted states when the ring's first key is an A256GCM key: the client cannot read them", async () => {
+    const sealer = new StateSealer(Keyring.generate("A256GCM"), { issuer: ISSUER });
+    const { connect, close } = serve({ sealer });
+    const alice = await connect("alice");
+    const bob = await connect("bob");
+    const token = await firstRound(alice);
+    assert.equal(token.split(".").length, 5);
+    assert.throws(() => decodeUnverified(token));
+    const retry = { name: "delete_branch", arguments: { branch: "release-1.2" }, inputResponses: YES };
+    assert.equal(refusalOf(await call(bob, { ...retry, requestState: token })), "wrong_user");
+    const done = await call(alice, { ...retry, requestState: token });
+    assert.deepEqual(done.content, [{ type: "text", text: "deleted release-1.2 (true)" }]);
+    await close();
+  });
+
   it("readRetry refuses a context no boundary verified", () => {
     const ctx = { mcpReq: { requestState: () => undefined } } as never;
     assert.throws(() => readRetry(ctx), /no StateBoundary/);

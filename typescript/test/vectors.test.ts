@@ -11,9 +11,9 @@ const tokens = readVectors("tokens.json");
 const args = readVectors("arguments.json");
 const ring = Keyring.fromJwks(keys.verifier_jwks);
 
-async function verify(vector: any): Promise<unknown> {
-  const setting = (name: string) => vector[name] ?? tokens.defaults[name];
-  const sealer = new StateSealer(ring, {
+async function verify(vector: any, file: any = tokens, verifierRing: Keyring = ring): Promise<unknown> {
+  const setting = (name: string) => vector[name] ?? file.defaults[name];
+  const sealer = new StateSealer(verifierRing, {
     issuer: setting("issuer"),
     maxLifetime: setting("max_lifetime"),
     leeway: setting("leeway"),
@@ -46,6 +46,27 @@ describe("token vectors: each gets its expected verdict and reason", () => {
     });
   }
 });
+
+if (hasVectors("encrypted.json")) {
+  const encrypted = readVectors("encrypted.json");
+  const encryptedRing = Keyring.fromJwks(keys.encrypted_verifier_jwks);
+  describe("encrypted-form vectors (encrypted.json): each gets its expected verdict and reason", () => {
+    for (const vector of encrypted.vectors) {
+      it(vector.id, async () => {
+        const opened = verify(vector, encrypted, encryptedRing);
+        if (vector.expected.valid) {
+          assert.deepStrictEqual(await opened, vector.expected.state);
+        } else {
+          await assert.rejects(opened, (error: unknown) => {
+            assert.ok(error instanceof InvalidRequestState, `not a refusal: ${String(error)}`);
+            assert.equal(error.reason, vector.expected.reason);
+            return true;
+          });
+        }
+      });
+    }
+  });
+}
 
 describe("argument vectors: canonical text and digest as written, or unbindable", () => {
   for (const vector of args.vectors) {

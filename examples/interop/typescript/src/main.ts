@@ -1,7 +1,7 @@
 /**
  * mrtr-state interop example for TypeScript on Node.js: a user of the `mrtr-state` npm package.
  *
- *   node dist/main.js vectors <dir>   check spec/vectors/ (tokens, arguments, invalid keys; one line per vector, then "N passed, M failed")
+ *   node dist/main.js vectors <dir>   check spec/vectors/ (tokens, encrypted tokens, arguments, invalid keys; one line per vector, then "N passed, M failed")
  *   node dist/main.js verify          stdin {"jobs": [...]} -> stdout {"results": [{valid, state | reason}]}
  *   node dist/main.js mint            stdin {"jobs": [...]} -> stdout {"results": [{token}]}
  *

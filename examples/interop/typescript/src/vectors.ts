@@ -39,18 +39,24 @@ export async function checkVectors(dir: string, print: (line: string) => void): 
     print(`${ok ? "ok  " : "FAIL"} ${id}: ${got} (expected ${expected})`);
   };
 
-  for (const vector of tokens.vectors as TokenVector[]) {
-    const job: { [name: string]: Json } = { keys: keys.verifier_jwks };
-    for (const name of ["token", "user", "tool", "prompt", "resource", "arguments", "now"]) {
-      if (vector[name] !== undefined) job[name] = vector[name] as Json;
+  // tokens.json against verifier_jwks; encrypted.json (the encrypted form), once the profile has it,
+  // against encrypted_verifier_jwks.
+  const files: [any, Json][] = [[tokens, keys.verifier_jwks]];
+  if (existsSync(join(dir, "encrypted.json"))) files.push([await read("encrypted.json"), keys.encrypted_verifier_jwks]);
+  for (const [file, jwks] of files) {
+    for (const vector of file.vectors as TokenVector[]) {
+      const job: { [name: string]: Json } = { keys: jwks };
+      for (const name of ["token", "user", "tool", "prompt", "resource", "arguments", "now"]) {
+        if (vector[name] !== undefined) job[name] = vector[name] as Json;
+      }
+      for (const name of ["issuer", "max_lifetime", "leeway", "max_token_bytes", "require_arguments"]) {
+        const value = vector[name] ?? file.defaults[name];
+        if (value !== undefined) job[name] = value as Json;
+      }
+      const verdict = await verifyJob(job);
+      const ok = isDeepStrictEqual(verdict, vector.expected);
+      report(ok, vector.id, describe(verdict, ok), describe(vector.expected, true));
     }
-    for (const name of ["issuer", "max_lifetime", "leeway", "max_token_bytes", "require_arguments"]) {
-      const value = vector[name] ?? tokens.defaults[name];
-      if (value !== undefined) job[name] = value as Json;
-    }
-    const verdict = await verifyJob(job);
-    const ok = isDeepStrictEqual(verdict, vector.expected);
-    report(ok, vector.id, describe(verdict, ok), describe(vector.expected, true));
   }
 
   for (const vector of args.vectors) {

@@ -471,6 +471,16 @@ def token_vectors() -> list[dict[str, Any]]:
                 None,
             )
         )
+    underflow_header = compact(header_for(HS256))[:-1] + b',"x":1e-400}'
+    add(
+        vector(
+            "unsupported-header-member-underflows",
+            "A header member 1e-400: read as 0, so the header is JSON (step 4) and only the allowlist "
+            "(step 5) refuses it.",
+            assemble(HS256, underflow_header, claims_for("unsupported-header-member-underflows")),
+            "unsupported_header",
+        )
+    )
     underflow_claims = compact(claims_for("valid-hs256-state-underflow", state={"tiny": 0})).replace(
         b'"tiny":0', b'"tiny":1e-400'
     )
@@ -481,7 +491,7 @@ def token_vectors() -> list[dict[str, Any]]:
             "as every JSON parser reads it.",
             assemble(HS256, header_for(HS256), underflow_claims),
             None,
-            expected_state={"tiny": 0},
+            expected_state={"tiny": 0.0},
         )
     )
     add(
@@ -875,19 +885,6 @@ def token_vectors() -> list[dict[str, Any]]:
             "bad_signature",
         )
     )
-
-    for alg in ("HS256", "EdDSA"):
-        a = alg.lower()
-        t = assemble(KEYS[alg], header_for(KEYS[alg]), b'{"iss": not JSON')
-        h2, p2, s2 = t.split(".")
-        add(
-            vector(
-                f"bad-signature-{a}-unparseable-claims",
-                "Claims that are not JSON under a changed signature: the signature is checked first.",
-                f"{h2}.{p2}.{flip_char(s2, 5)}",
-                "bad_signature",
-            )
-        )
 
     # --- step 11: claims JSON -----------------------------------------------------------------------
     def raw(payload: bytes, alg: str = "HS256") -> str:
@@ -1447,6 +1444,24 @@ def order_vectors() -> list[dict[str, Any]]:
         "wrong_tool",
         tool="delete_repo",
         arguments={"branch": "main"},
+    )
+    for alg in ("HS256", "EdDSA"):
+        a = alg.lower()
+        t = assemble(KEYS[alg], header_for(KEYS[alg]), b'{"iss": not JSON')
+        h, p, s = t.split(".")
+        add(
+            f"order-signature-before-unparseable-claims-{a}",
+            "Claims that are not JSON under a changed signature: the signature (step 10) is checked "
+            "before the claims are parsed (step 11).",
+            f"{h}.{p}.{flip_char(s, 5)}",
+            "bad_signature",
+        )
+    overflow_header = compact(header_for(HS256))[:-1] + b',"x":1e400}'
+    add(
+        "order-header-json-before-allowlist",
+        "A header member that overflows a double (1e400) and is not allowed: step 4 refuses it first.",
+        assemble(HS256, overflow_header, claims_of("order-header-json-before-allowlist")),
+        "malformed",
     )
     return out
 

@@ -74,3 +74,34 @@ def test_the_mcp_refusal_carries_the_reason_where_the_profile_says() -> None:
     carriage = prose("8. Carrying the token in MCP")
     assert f"under the key `{REASON_META_KEY}`" in carriage
     assert f'"{REASON_META_KEY}": "wrong_user"' in section("8. Carrying the token in MCP")
+
+
+def test_the_jti_length_is_the_profiles() -> None:
+    assert "22 to 64 base64url characters" in prose("3. Token format")
+    assert "22 to 64 base64url characters" in prose("5. Validation")
+    assert claims._JTI.pattern.endswith("{22,64}")
+
+
+def test_the_changes_section_names_each_changed_verdict() -> None:
+    changes = prose("14. Changes")
+    for topic in (
+        "Ed25519 public keys",
+        "2^53",
+        "Underflow",
+        "Required argument binding",
+        "`jti` length",
+        "`typ`",
+    ):
+        assert topic in changes, topic
+
+
+def test_the_verifier_configuration_includes_the_required_binding() -> None:
+    validation = prose("5. Validation")
+    assert "whether it requires the argument binding" in validation
+    assert "If the verifier requires the argument binding" in validation
+
+
+def test_the_weak_secret_rule_is_the_profiles() -> None:
+    from mrtr_state import keys
+
+    assert f"a pattern of at most {keys._MAX_REFUSED_PERIOD} bytes repeated" in prose("7. Keys")

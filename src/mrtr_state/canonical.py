@@ -5,6 +5,11 @@ JCS form of the request's ``arguments`` object (profile, section 3.4). JCS fixes
 member order (by UTF-16 code units), string escaping, and number formatting (the
 ECMAScript ``Number.prototype.toString`` of the IEEE 754 double), so a TypeScript,
 Go, Java or Rust server computes the same digest from the same arguments.
+
+Because JCS reads numbers as doubles, neighbouring integers beyond 2**53 share
+a digest; arguments holding a number whose value is an integer beyond
++/-(2**53 - 1) are therefore unbindable (profile, section 3.4), and
+:func:`arguments_digest` refuses them with a :class:`ValueError`.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ def canonicalize(value: Any) -> bytes:
 
     ``value`` is made of mappings (string keys), lists, ``str``, ``int``,
     ``float``, ``bool`` and ``None``. Numbers are IEEE 754 doubles, as in JCS: an
-    integer beyond 2**53 is written as the double nearest to it.
+    integer beyond 2**53 is written as the double nearest to it. (That is plain
+    RFC 8785; :func:`arguments_digest` refuses such arguments as unbindable.)
 
     Raises:
         TypeError: for a value that is not JSON.

@@ -28,13 +28,13 @@ func div(a, b *big.Int) *big.Int { return mul(a, new(big.Int).ModInverse(b, fiel
 // checkEd25519Point refuses 32 bytes that are not the canonical encoding of a curve
 // point, or that encode a point of small order. The error never holds the bytes.
 func checkEd25519Point(encoded []byte) error {
-	le := make([]byte, 32)
-	for i := range le { // little-endian to big-endian, without the sign bit
-		le[i] = encoded[31-i]
+	be := make([]byte, 32)
+	for i := range be { // little-endian to big-endian, without the sign bit
+		be[i] = encoded[31-i]
 	}
-	sign := uint(le[0] >> 7)
-	le[0] &= 0x7f
-	y := new(big.Int).SetBytes(le)
+	sign := uint(be[0] >> 7)
+	be[0] &= 0x7f
+	y := new(big.Int).SetBytes(be)
 	if y.Cmp(fieldP) >= 0 {
 		return errors.New(`an Ed25519 "x" must be the canonical encoding of a curve point: its y is p or more`)
 	}

@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { inspect } from "node:util";
 
 import { compactDecrypt, decodeProtectedHeader } from "jose";
 
@@ -33,8 +34,10 @@ describe("A256GCM keys (section 7.6, decision E2)", () => {
     assert.throws(() => Key.fromJwk({ kty: "oct", alg: "A256GCM", k: Buffer.alloc(48, 7).toString("base64url") }), /exactly 32/);
     assert.throws(() => Key.fromJwk({ kty: "oct", alg: "HS256", use: "enc", k: jwk.k }), /use 'sig'/);
   });
-  it("are never published, and their kid is the thumbprint over k and kty", () => {
+  it("are never published, shown or logged, and their kid is the thumbprint over k and kty", () => {
     const key = Key.generate("A256GCM");
+    const secret = key.privateJwk().k as string;
+    for (const shown of [String(key), JSON.stringify(key), inspect(key), inspect(new Keyring([key]))]) assert.ok(!shown.includes(secret), shown);
     assert.throws(() => key.publicJwk(), KeyringError);
     assert.deepEqual(new Keyring([key, Key.generate("EdDSA")]).publicJwks().keys.length, 1);
     const { kid, ...unnamed } = key.privateJwk();

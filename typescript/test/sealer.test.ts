@@ -111,6 +111,15 @@ describe("each refusal gets its reason code and the Python library's message", (
     assert.equal(await refusal(s.open("", retry)), "malformed");
     assert.equal(await refusal(s.open("a.b", retry)), "malformed");
   });
+  it("every one-character change of a token is refused with a reason code, never another error", async () => {
+    const token = await seal();
+    for (let i = 0; i < token.length; i++) {
+      for (const char of ["A", "_", ".", "="]) {
+        if (token[i] === char) continue;
+        await refusal(s.open(token.slice(0, i) + char + token.slice(i + 1), retry));
+      }
+    }
+  });
   it("nothing but InvalidRequestState escapes for random garbage", async () => {
     const token = await seal();
     for (let i = 0; i < 300; i++) {

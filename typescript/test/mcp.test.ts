@@ -214,7 +214,7 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
 
   it("readRetry refuses a context no boundary verified", () => {
     const ctx = { mcpReq: { requestState: () => undefined } } as never;
-    assert.throws(() => readRetry(ctx), /no StateBoundary/);
+    assert.throws(() => readRetry(ctx), /no round a StateBoundary verified/);
   });
 
   it("checks its options and installs once", () => {

@@ -43,8 +43,9 @@ export interface Retry {
 }
 
 const NOT_INSTALLED =
-  "readRetry() found no StateBoundary on this request: install one with new StateBoundary(sealer).install(server), " +
-  "or the requestState would be trusted unverified";
+  "readRetry() found no round a StateBoundary verified on this request: install one with " +
+  "new StateBoundary(sealer).install(server) (or the requestState would be trusted unverified); on a 2025-era " +
+  "connection the SDK runs the rounds in process, unsealed, so serve the 2026-07-28 revision for multi round-trip tools";
 
 /**
  * The verified round of the request being served: its state and the client's responses.

@@ -245,3 +245,22 @@ def test_an_expired_state_is_refused_on_both_languages(servers: dict[str, str]) 
                 input_responses=dates,
             )
             assert_refused(answer, "expired")
+
+
+@pytest.mark.parametrize("server", LANGUAGES)
+def test_a_yes_without_a_sealed_state_is_not_a_yes_on_either_language(
+    servers: dict[str, str], server: str
+) -> None:
+    """Profile 8.2: a seat chosen with no verified state answers nothing; both servers ask for the dates."""
+    asked = call(
+        other(server),
+        servers,
+        server,
+        "alice",
+        "book_trip",
+        {"destination": "Lisbon"},
+        input_responses={"seat": {"action": "accept", "content": {"seat": "1A"}}},
+    )
+    assert asked.result_type == "input_required", asked
+    assert asked.request_state is not None
+    assert decode_unverified(asked.request_state)[1]["state"] == {"step": "dates"}

@@ -70,7 +70,7 @@ def add_conformance_fixtures(server: MCPServer) -> None:
 
     @server.tool()
     def test_input_required_result_elicitation(ctx: Context) -> str | InputRequiredResult:
-        """Ask for a name, then greet (ephemeral: no requestState)."""
+        """Ask for a name, then greet (the requestState only records what was asked)."""
         answer = read_retry(ctx).accepted("user_name")
         if answer is None or not isinstance(answer.get("name"), str):
             return input_required({"user_name": _form("What is your name?", "name")})

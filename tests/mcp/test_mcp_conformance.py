@@ -25,7 +25,7 @@ SUITE = Path(__file__).resolve().parent / "conformance"
 CLI = SUITE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 STAMP = SUITE / "node_modules" / ".mrtr-state-installed"
 
-#: Every input-required-result scenario of the pinned suite; all must pass.
+#: Every input-required-result scenario of the pinned suite; all must pass (BY_DESIGN below).
 SCENARIOS = [
     "input-required-result-basic-elicitation",
     "input-required-result-basic-sampling",
@@ -114,6 +114,15 @@ def test_the_pinned_suite_has_exactly_these_input_required_scenarios(node: str) 
     assert sorted(set(re.findall(r"input-required-result-[a-z-]+", listed))) == sorted(SCENARIOS)
 
 
+#: The one check the boundary answers otherwise by design. The scenario sends the answer
+#: (and extra keys) on a FIRST call, with no requestState, and wants a complete result (a
+#: SHOULD, reported as a WARNING). Profile 8.2: inputResponses are answers only to a round a
+#: verified state says was asked, so the boundary drops them and the tool asks again.
+BY_DESIGN: dict[str, dict[str, str]] = {
+    "input-required-result-ignore-extra-params": {"sep-2322-ignore-unexpected-params": "WARNING"},
+}
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_the_example_server_passes_the_conformance_scenario(
     results: dict[str, list[dict[str, Any]]], scenario: str
@@ -125,4 +134,13 @@ def test_the_example_server_passes_the_conformance_scenario(
         for check in checks
         if check["status"] != "SUCCESS"
     }
-    assert not failed, failed
+    expected = BY_DESIGN.get(scenario, {})
+    assert {check: status for check, (status, _) in failed.items()} == expected, failed
+
+
+def test_unsolicited_input_responses_are_not_answers_even_for_the_conformance_suite(
+    results: dict[str, list[dict[str, Any]]],
+) -> None:
+    # The by-design warning above is the boundary enforcing profile 8.2, not a failure to answer.
+    [check] = [c for c in results["input-required-result-ignore-extra-params"] if c["status"] != "SUCCESS"]
+    assert check["details"]["result"]["resultType"] == "input_required"

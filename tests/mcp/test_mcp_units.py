@@ -111,3 +111,13 @@ def test_a_retry_reads_accepted_and_declined_answers() -> None:
     assert retry.declined("later")
     assert not retry.declined("yes")
     assert not retry.declined("missing")
+
+
+def test_a_round_that_asks_without_a_state_seals_what_it_asked() -> None:
+    # Profile 8.2: responses are answers only to a round a verified state records, so a
+    # round that asks always carries one, even when the handler keeps nothing else.
+    from mcp_types import ListRootsRequest
+
+    result = input_required({"roots": ListRootsRequest(), "name": ListRootsRequest()})
+    assert result.request_state == '{"asked":["name","roots"]}'
+    assert input_required(state={"n": 1}).request_state == '{"n":1}'

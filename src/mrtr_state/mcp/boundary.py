@@ -208,7 +208,11 @@ class StateBoundary:
             if params.get(_INPUT_RESPONSES) is not None:
                 # Answers with no verified state answer nothing this server asked
                 # (profile, 8.2): the handler never sees them.
-                logger.info("inputResponses without a requestState on %s were dropped", ctx.method)
+                logger.info(
+                    "inputResponses without a requestState on %s were dropped: they answer no round "
+                    "a verified state records (a round that asks seals a state: input_required)",
+                    ctx.method,
+                )
                 ctx = replace(ctx, params={k: v for k, v in params.items() if k != _INPUT_RESPONSES})
         else:
             target = self._target(ctx)

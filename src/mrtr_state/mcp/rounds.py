@@ -98,6 +98,11 @@ def input_required(
     bound to the user, the target and the arguments of the request being served.
     The client can read it: keep secrets out. At least one of the two is needed.
 
+    Without ``state``, the state records what was asked: ``{"asked": [<the keys
+    of requests>]}``. A retry's ``inputResponses`` reach the handler only with a
+    verified state (profile, section 8.2: responses are answers only to a round a
+    verified state says was asked), so every round that asks carries one.
+
     Raises:
         ValueError: neither is given, or the state is JSON the profile cannot
             carry exactly (a non-finite number, an integer beyond 2**53 - 1, ...).
@@ -106,6 +111,8 @@ def input_required(
     if not requests and state is None:
         raise ValueError("input_required() needs requests, a state, or both")
     text = None
+    if state is None and requests:
+        state = {"asked": sorted(requests)}
     if state is not None:
         if not isinstance(state, Mapping):
             raise TypeError(f"state must be a JSON object (a mapping), not {type(state).__name__}")

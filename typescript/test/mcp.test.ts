@@ -212,6 +212,12 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     await close();
   });
 
+  it("a round that asks without a state still seals one, recording the keys asked, as the Python boundary does", () => {
+    const result = inputRequired({ "😀": CONFIRM, "\uffff": CONFIRM, b: CONFIRM, a: CONFIRM });
+    assert.deepEqual(JSON.parse(result.requestState as string), { asked: ["a", "b", "\uffff", "😀"] });
+    assert.throws(() => inputRequired({}), RangeError);
+  });
+
   it("readRetry refuses a context no boundary verified", () => {
     const ctx = { mcpReq: { requestState: () => undefined } } as never;
     assert.throws(() => readRetry(ctx), /no round a StateBoundary verified/);

@@ -88,7 +88,9 @@ function retry(state: Retry["state"], responses: { readonly [key: string]: unkno
 /**
  * An `input_required` result: `requests` for the client, `state` for the retry. The boundary seals the
  * state (a JSON object, readable by the client: never a secret) bound to the user, the target and the
- * arguments of the request being served. At least one of the two is needed.
+ * arguments of the request being served. At least one of the two is needed. Without `state`, the state
+ * records what was asked, `{"asked": [<the keys of requests>]}`: the answers of a retry reach the handler
+ * only with a verified state (profile 8.2), so every round that asks carries one.
  *
  * @throws RangeError neither is given, or the state is JSON the profile cannot carry exactly.
  * @throws TypeError the state is not a plain object of JSON values.
@@ -96,11 +98,25 @@ function retry(state: Retry["state"], responses: { readonly [key: string]: unkno
 export function inputRequired(requests?: InputRequests, options: { readonly state?: { readonly [name: string]: unknown } } = {}): InputRequiredResult {
   const hasRequests = requests !== undefined && Object.keys(requests).length > 0;
   if (!hasRequests && options.state === undefined) throw new RangeError("inputRequired() needs requests, a state, or both");
+  // Without a state, the state records what was asked, as the Python boundary's input_required does: a
+  // retry's inputResponses reach the handler only with a verified state (profile 8.2).
+  const state = options.state ?? (hasRequests ? { asked: Object.keys(requests).sort(byCodePoint) } : undefined);
   let text: string | undefined;
-  if (options.state !== undefined) {
-    if (!isPlainObject(options.state)) throw new TypeError("state must be a JSON object");
-    checkState(options.state);
-    text = dumps(options.state);
+  if (state !== undefined) {
+    if (!isPlainObject(state)) throw new TypeError("state must be a JSON object");
+    checkState(state);
+    text = dumps(state);
   }
   return sdkInputRequired({ ...(hasRequests ? { inputRequests: requests } : {}), ...(text === undefined ? {} : { requestState: text }) });
+}
+
+/** Order strings by Unicode code point, as Python's `sorted` does (the default `sort` uses UTF-16 code units). */
+function byCodePoint(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const difference = (x[i]?.codePointAt(0) ?? 0) - (y[i]?.codePointAt(0) ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return x.length - y.length;
 }

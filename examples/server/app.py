@@ -155,7 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--redis-url",
         default=os.environ.get("MRTR_STATE_REDIS_URL"),
-        help="redeem single-use states in this Redis (shared by every replica; default: "
+        help="redeem single-use states in this Redis (shared by every replica, in any language; default: "
         "$MRTR_STATE_REDIS_URL, else in this process's memory). Put a URL holding a password "
         "in the environment, not on the command line",
     )

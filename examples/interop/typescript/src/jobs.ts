@@ -1,19 +1,19 @@
 /**
- * The jobs the interop tests send (tests/interop/harness.py): each checked member by member, so
- * that a bad job gets a clear message instead of a wrong verdict.
+ * The jobs the interop tests send (tests/interop/harness.py), read member by member so that a bad job
+ * gets a clear message instead of a wrong verdict, and run with the `mrtr-state` package.
  */
 
-import { loadRing, loadSigningKey } from "./keys.js";
-import type { MintRequest } from "./mint.js";
 import {
-  DEFAULT_LEEWAY,
-  DEFAULT_MAX_LIFETIME,
-  DEFAULT_MAX_TOKEN_BYTES,
-  MAX_LEEWAY,
-  type Target,
-} from "./profile.js";
-import { isObject, type Json, type NumberLiteral } from "./strict-json.js";
-import type { Policy, Request } from "./verify.js";
+  InvalidRequestState,
+  Key,
+  Keyring,
+  KeyringError,
+  StateSealer,
+  type Json,
+  type NumberLiteral,
+  type Reason,
+  type TargetOptions,
+} from "mrtr-state";
 
 /** A job the program cannot run. The message names the member, never its value. */
 export class JobError extends Error {
@@ -22,6 +22,9 @@ export class JobError extends Error {
     this.name = "JobError";
   }
 }
+
+/** The outcome of a verify job: the state of an accepted token, or the reason code of a refused one. */
+export type Verdict = { readonly valid: true; readonly state: Json } | { readonly valid: false; readonly reason: Reason };
 
 type Job = { readonly [name: string]: Json };
 
@@ -32,40 +35,40 @@ const VERIFY_MEMBERS = [
 const MINT_MEMBERS = ["key", "issuer", "user", "tool", "prompt", "resource", "arguments", "now", "ttl", "state", "jti"];
 const JTI = /^[A-Za-z0-9_-]{22,64}$/;
 
-/** A verify job: the token, the verifier's ring and policy, and the request being served. */
-export interface VerifyJob {
-  readonly token: unknown;
-  readonly ring: Awaited<ReturnType<typeof loadRing>>;
-  readonly request: Request;
-  readonly policy: Policy;
-}
-
-/** Read a verify job. */
-export async function readVerifyJob(job: Json): Promise<VerifyJob> {
+/** Run a verify job: the package's `StateSealer.open` with the job's ring, policy, clock and request. */
+export async function verifyJob(job: Json): Promise<Verdict> {
   const members = checkMembers(job, VERIFY_MEMBERS);
   if (!Object.hasOwn(members, "token")) throw new JobError('the job has no "token"');
   const args = Object.hasOwn(members, "arguments") ? members.arguments : {}; // absent means {}
   if (!isObject(args)) throw new JobError('"arguments" must be a JSON object');
-  return {
-    token: members.token, // any JSON value: a token that is not a string is refused as malformed
-    ring: await loadRing(members.keys),
-    request: { user: nonEmpty(members, "user"), target: target(members), arguments: args },
-    policy: {
+  const now = integer(members, "now", 0);
+  const requireArguments = members.require_arguments ?? false;
+  if (typeof requireArguments !== "boolean") throw new JobError('"require_arguments" must be a boolean');
+  const sealer = configured(() => {
+    const options = {
       issuer: nonEmpty(members, "issuer"),
-      now: integer(members, "now", 0),
-      maxLifetime: integer(members, "max_lifetime", 1, DEFAULT_MAX_LIFETIME),
-      leeway: integer(members, "leeway", 0, DEFAULT_LEEWAY, MAX_LEEWAY),
-      maxTokenBytes: integer(members, "max_token_bytes", 1, DEFAULT_MAX_TOKEN_BYTES),
-      requireArguments: flag(members, "require_arguments"),
-    },
-  };
+      clock: () => now,
+      requireArguments,
+      ...optionalInteger(members, "max_lifetime", "maxLifetime"),
+      ...optionalInteger(members, "leeway", "leeway"),
+      ...optionalInteger(members, "max_token_bytes", "maxTokenBytes"),
+    };
+    return new StateSealer(Keyring.fromJwks(members.keys), { ...options, ttl: 1 });
+  });
+  try {
+    const state = await sealer.open(members.token, { user: nonEmpty(members, "user"), ...target(members), arguments: args });
+    return { valid: true, state };
+  } catch (error) {
+    if (error instanceof InvalidRequestState) return { valid: false, reason: error.reason };
+    throw error;
+  }
 }
 
 /**
- * Read a mint job. `unsafeIntegers` are the integer literals beyond 2^53 - 1 in the job's text
- * (paths relative to the job): a state holding one is not I-JSON, which a JavaScript value cannot show.
+ * Run a mint job. `unsafeIntegers` are the integer literals beyond 2^53 - 1 in the job's text (paths
+ * relative to the job): a state holding one is not I-JSON, which a JavaScript value cannot show.
  */
-export async function readMintJob(job: Json, unsafeIntegers: readonly NumberLiteral[]): Promise<MintRequest> {
+export async function mintJob(job: Json, unsafeIntegers: readonly NumberLiteral[]): Promise<string> {
   const members = checkMembers(job, MINT_MEMBERS);
   if (!Object.hasOwn(members, "state")) throw new JobError('the job has no "state"');
   if (unsafeIntegers.some((literal) => literal.path[0] === "state")) {
@@ -73,22 +76,56 @@ export async function readMintJob(job: Json, unsafeIntegers: readonly NumberLite
   }
   const args = members.arguments;
   if (args !== undefined && !isObject(args)) throw new JobError('"arguments" must be a JSON object');
-  const jti = members.jti;
-  if (jti !== undefined && (typeof jti !== "string" || !JTI.test(jti))) {
-    throw new JobError('"jti" must be 22 to 64 base64url characters');
-  }
   const now = integer(members, "now", 0);
-  return {
-    key: await loadSigningKey(members.key),
-    issuer: nonEmpty(members, "issuer"),
-    user: nonEmpty(members, "user"),
-    target: target(members),
-    arguments: args,
-    now,
-    ttl: integer(members, "ttl", 1, undefined, Number.MAX_SAFE_INTEGER - now),
-    state: members.state as Json,
-    jti,
-  };
+  const ttl = integer(members, "ttl", 1, Number.MAX_SAFE_INTEGER - now);
+  const jti = jtiBytes(members.jti);
+  const sealer = configured(
+    () =>
+      new StateSealer(new Keyring([Key.fromJwk(members.key)]), {
+        issuer: nonEmpty(members, "issuer"),
+        ttl,
+        maxLifetime: ttl,
+        clock: () => now,
+        // The token id is the base64url of these bytes: the job's own, or 16 fresh random ones.
+        ...(jti === undefined ? {} : { entropy: () => jti }),
+      }),
+  );
+  try {
+    return await sealer.seal(members.state, {
+      user: nonEmpty(members, "user"),
+      ...target(members),
+      ...(args === undefined ? {} : { arguments: args }),
+    });
+  } catch (error) {
+    if (error instanceof TypeError || error instanceof RangeError || error instanceof KeyringError) {
+      throw new JobError(error.message);
+    }
+    throw error;
+  }
+}
+
+function configured(make: () => StateSealer): StateSealer {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof KeyringError || error instanceof TypeError || error instanceof RangeError) {
+      throw new JobError(error.message);
+    }
+    throw error;
+  }
+}
+
+function jtiBytes(jti: Json | undefined): Uint8Array | undefined {
+  if (jti === undefined) return undefined;
+  if (typeof jti !== "string" || !JTI.test(jti)) throw new JobError('"jti" must be 22 to 64 base64url characters');
+  const bytes = new Uint8Array(Buffer.from(jti, "base64url"));
+  if (Buffer.from(bytes).toString("base64url") !== jti) throw new JobError('"jti" must be canonical base64url');
+  return bytes;
+}
+
+/** Whether `value` is a JSON object (not an array, not null). */
+export function isObject(value: unknown): value is { [name: string]: Json } {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function checkMembers(job: Json, allowed: readonly string[]): Job {
@@ -98,14 +135,11 @@ function checkMembers(job: Json, allowed: readonly string[]): Job {
   return job;
 }
 
-function target(job: Job): Target {
+function target(job: Job): TargetOptions {
   const given = (["tool", "prompt", "resource"] as const).filter((kind) => job[kind] !== undefined);
   const [kind] = given;
   if (given.length !== 1 || kind === undefined) throw new JobError('give exactly one of "tool", "prompt", "resource"');
-  const name = nonEmpty(job, kind);
-  if (kind === "tool") return { tool: name };
-  if (kind === "prompt") return { prompt: name };
-  return { resource: name };
+  return { [kind]: nonEmpty(job, kind) };
 }
 
 function nonEmpty(job: Job, name: string): string {
@@ -114,16 +148,14 @@ function nonEmpty(job: Job, name: string): string {
   return value;
 }
 
-function flag(job: Job, name: string): boolean {
-  const value = job[name] ?? false;
-  if (typeof value !== "boolean") throw new JobError(`"${name}" must be true or false`);
-  return value;
-}
-
-function integer(job: Job, name: string, min: number, fallback?: number, max = Number.MAX_SAFE_INTEGER): number {
-  const value = Object.hasOwn(job, name) ? job[name] : fallback;
+function integer(job: Job, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const value = job[name];
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
     throw new JobError(`"${name}" must be an integer from ${min} to ${max}`);
   }
   return value;
+}
+
+function optionalInteger(job: Job, name: string, option: string): { [option: string]: number } {
+  return Object.hasOwn(job, name) ? { [option]: integer(job, name, 0) } : {};
 }

@@ -1,7 +1,7 @@
 /**
- * mrtr-state interop example for TypeScript on Node.js, with jose.
+ * mrtr-state interop example for TypeScript on Node.js: a user of the `mrtr-state` npm package.
  *
- *   node dist/main.js vectors <dir>   check spec/vectors/ (tokens, arguments, invalid keys; one line per vector, then "N passed, M failed")
+ *   node dist/main.js vectors <dir>   check spec/vectors/ (tokens, encrypted tokens, arguments, invalid keys; one line per vector, then "N passed, M failed")
  *   node dist/main.js verify          stdin {"jobs": [...]} -> stdout {"results": [{valid, state | reason}]}
  *   node dist/main.js mint            stdin {"jobs": [...]} -> stdout {"results": [{token}]}
  *
@@ -9,12 +9,10 @@
  * with a message on stderr and exit status 2; a refused token is a result, not an error.
  */
 
-import { JobError, readMintJob, readVerifyJob } from "./jobs.js";
-import { KeyError } from "./keys.js";
-import { MintError, mint } from "./mint.js";
-import { JsonError, isObject, isUnsafeIntegerLiteral, parseStrictJson, type Json } from "./strict-json.js";
+import { dumps, isUnsafeIntegerLiteral, JsonError, parseStrictJson, type Json, type ParsedJson } from "mrtr-state";
+
+import { isObject, JobError, mintJob, verifyJob } from "./jobs.js";
 import { checkVectors } from "./vectors.js";
-import { verify } from "./verify.js";
 
 const USAGE = "usage: node dist/main.js vectors <dir> | verify | mint   (verify and mint read jobs on stdin)";
 const MAX_INPUT_DEPTH = 256;
@@ -30,36 +28,32 @@ async function main(argv: readonly string[]): Promise<number> {
     for (const [index, job] of jobs.entries()) {
       try {
         if (command === "verify") {
-          const { token, ring, request, policy } = await readVerifyJob(job);
-          results.push(await verify(token, ring, request, policy));
+          results.push(await verifyJob(job));
         } else {
-          const unsafe = numbers.filter(
-            (n) => n.path[0] === "jobs" && n.path[1] === index && isUnsafeIntegerLiteral(n.text),
-          );
-          const request = await readMintJob(job, unsafe.map((n) => ({ path: n.path.slice(2), text: n.text })));
-          results.push({ token: await mint(request) });
+          const unsafe = numbers.filter((n) => n.path[0] === "jobs" && n.path[1] === index && isUnsafeIntegerLiteral(n.text));
+          results.push({ token: await mintJob(job, unsafe.map((n) => ({ path: n.path.slice(2), text: n.text }))) });
         }
       } catch (error) {
-        if (error instanceof JobError || error instanceof KeyError || error instanceof MintError) {
-          throw new JobError(`job ${index}: ${error.message}`);
-        }
+        if (error instanceof JobError) throw new JobError(`job ${index}: ${error.message}`);
         throw error;
       }
     }
-    process.stdout.write(exactJson({ results }) + "\n");
+    // dumps: an integral double beyond 2^53 - 1 in a state is written in exponent form, which every
+    // reader reads back as the same number.
+    process.stdout.write(dumps({ results }) + "\n");
     return 0;
   }
   throw new JobError(USAGE);
 }
 
 /** Read `{"jobs": [...]}` from stdin, strictly: a duplicate member must not silently pick a job's value. */
-async function readJobs(): Promise<{ jobs: Json[]; numbers: ReturnType<typeof parseStrictJson>["numbers"] }> {
+async function readJobs(): Promise<{ jobs: Json[]; numbers: ParsedJson["numbers"] }> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  let parsed: ReturnType<typeof parseStrictJson>;
+  let parsed: ParsedJson;
   try {
-    // Not I-JSON: a request's arguments may hold integers beyond 2^53 (RFC 8785 reads them as the nearest
-    // double), and a token to verify may hold anything; a mint job's state is checked in readMintJob.
+    // Not I-JSON: a request's arguments may hold integers beyond 2^53 (which make them unbindable), and
+    // a token to verify may hold anything; a mint job's state is checked in mintJob.
     parsed = parseStrictJson(Buffer.concat(chunks), { maxDepth: MAX_INPUT_DEPTH, iJson: false });
   } catch (error) {
     if (error instanceof JsonError) throw new JobError(`stdin is not strict JSON: ${error.message}`);
@@ -69,22 +63,6 @@ async function readJobs(): Promise<{ jobs: Json[]; numbers: ReturnType<typeof pa
     throw new JobError('stdin must be a JSON object {"jobs": [...]}');
   }
   return { jobs: parsed.value.jobs, numbers: parsed.numbers };
-}
-
-/**
- * JSON text that every reader reads back as the same values: `JSON.stringify`, except that an integral
- * double beyond 2^53 - 1 is written in exponent form (2^60 as 1.152921504606847e+18, not as the integer
- * literal 1152921504606847000, which Python would read as another number).
- */
-function exactJson(value: Json): string {
-  if (typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value)) {
-    return value.toExponential();
-  }
-  if (Array.isArray(value)) return `[${value.map(exactJson).join(",")}]`;
-  if (isObject(value)) {
-    return `{${Object.entries(value).map(([name, item]) => `${JSON.stringify(name)}:${exactJson(item)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
 
 main(process.argv.slice(2)).then(

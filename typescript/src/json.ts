@@ -1,18 +1,18 @@
 /**
- * A strict JSON reader for token segments (steps 4 and 11) and for the program's own input.
+ * Strict JSON for token segments and key files (profile, sections 3.3 and 5), and exact JSON writing.
  *
- * `JSON.parse` cannot serve the profile: it keeps the last of two members with the same name (so
- * `{"sub":"mallory","sub":"alice"}` reads as alice), and it reads `1767226140.0` and `1.76722614e9`
- * as the same number as `1767226140`, so the integer literals that step 12 asks for cannot be told
- * apart afterwards. This reader accepts exactly RFC 8259 JSON in UTF-8, and refuses:
- * invalid UTF-8 and a byte order mark, duplicate member names at any depth, `NaN`/`Infinity`,
- * number literals beyond the range of a double (`1e400`), and nesting deeper than a limit.
- * With `iJson` (token segments) it also refuses what I-JSON (RFC 7493) forbids and `JSON.parse`
- * lets through: an integer literal beyond +/-(2^53 - 1), which `JSON.parse` silently rounds to
- * another integer (12345678901234567890 becomes 12345678901234567000), and a `\u` escape of a lone
- * surrogate, which `JSON.parse` keeps in the string.
- * It returns the value (numbers as doubles, as `JSON.parse` would) and the text of every number
- * literal with its path, for the checks that depend on how a number was written.
+ * Reading: `JSON.parse` cannot serve the profile: it keeps the last of two members with the same name
+ * (so `{"sub":"mallory","sub":"alice"}` reads as alice), and it reads `1767226140.0` and
+ * `1.76722614e9` as the same number as `1767226140`, so the integer literals that step 12 asks for
+ * cannot be told apart afterwards. This reader accepts exactly RFC 8259 JSON in UTF-8, and refuses:
+ * invalid UTF-8 and a byte order mark, duplicate member names at any depth, `NaN`/`Infinity`, number
+ * literals beyond the range of a double (`1e400`; an underflow such as `1e-400` reads as 0, as every
+ * JSON parser reads it), and nesting deeper than a limit. With `iJson` (token segments) it also
+ * refuses what I-JSON (RFC 7493) forbids and `JSON.parse` lets through: an integer literal beyond
+ * +/-(2^53 - 1), which `JSON.parse` silently rounds to another integer, and a `\u` escape of a lone
+ * surrogate. It returns the value and the text of every number literal with its path.
+ *
+ * Writing: compact JSON that every language reads back as the same values (I-JSON).
  */
 
 /** A JSON value as this reader returns it. */
@@ -244,4 +244,89 @@ class Reader {
   private fail(problem: string): never {
     throw new JsonError(`${problem} at offset ${this.at}`);
   }
+}
+
+
+/** The largest integer every JSON implementation represents exactly (2^53 - 1). */
+export const MAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+
+/** How deeply arrays and objects may nest inside the state claim (profile, 3.3). */
+export const MAX_STATE_DEPTH = 32;
+
+/** How deeply any JSON text of a token may nest: the claims object around the state. */
+export const MAX_TEXT_DEPTH = MAX_STATE_DEPTH + 1;
+
+/** Whether `value` is a plain object: made by a literal, `JSON.parse` or `Object.create(null)`. */
+export function isPlainObject(value: unknown): value is { [name: string]: unknown } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * Refuse a state the profile cannot carry exactly (profile, section 3.3).
+ *
+ * @throws TypeError for a value that is not JSON (undefined, a function, a bigint, a Map, a Date, a
+ *   class instance): `JSON.stringify` would silently drop or change it.
+ * @throws RangeError for JSON the profile forbids: a non-finite number, a lone surrogate, nesting
+ *   deeper than {@link MAX_STATE_DEPTH}. Messages name the problem, never a value.
+ */
+export function checkState(value: unknown): void {
+  check(value, 0, "state");
+}
+
+function check(value: unknown, depth: number, what: string): void {
+  switch (typeof value) {
+    case "string":
+      if (!value.isWellFormed()) throw new RangeError(`the ${what} holds a lone surrogate, which is not valid Unicode`);
+      return;
+    case "boolean":
+      return;
+    case "number":
+      if (!Number.isFinite(value)) throw new RangeError(`the ${what} holds a non-finite number`);
+      return;
+    case "object":
+      if (value === null) return;
+      if (depth === MAX_STATE_DEPTH) throw new RangeError(`the ${what} nests deeper than ${MAX_STATE_DEPTH} levels`);
+      if (Array.isArray(value)) {
+        for (const item of value as unknown[]) check(item, depth + 1, what);
+        return;
+      }
+      if (!isPlainObject(value)) {
+        throw new TypeError(`the ${what} holds an object that is not plain JSON (a class instance, Map or Date)`);
+      }
+      for (const [name, item] of Object.entries(value)) {
+        if (!name.isWellFormed()) throw new RangeError(`the ${what} has a member name with a lone surrogate`);
+        check(item, depth + 1, what);
+      }
+      return;
+    default:
+      throw new TypeError(
+        `the ${what} holds a ${typeof value}, which is not JSON; use objects, arrays, strings, numbers, booleans and null`,
+      );
+  }
+}
+
+/**
+ * Compact JSON text that every reader reads back as the same values: `JSON.stringify`, except that an
+ * integral double beyond 2^53 - 1 is written in exponent form (2^60 as `1.152921504606847e+18`, not as
+ * the integer literal `1152921504606847000`, which an exact reader would take for another number and a
+ * strict verifier refuses). Call {@link checkState} first: this writes what it is given.
+ */
+export function dumps(value: unknown): string {
+  if (typeof value === "number") {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) return value.toExponential();
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `[${(value as unknown[]).map(dumps).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const members = Object.entries(value).map(([name, item]) => `${JSON.stringify(name)}:${dumps(item)}`);
+    return `{${members.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Read strict JSON from text (not a token segment): a key file, an environment variable. */
+export function parseStrictText(text: string, maxDepth: number): Json {
+  return parseStrictJson(Buffer.from(text, "utf8"), { maxDepth, iJson: false }).value;
 }

@@ -1,9 +1,8 @@
 /**
- * Unpadded base64url (RFC 7515 section 2) as the profile restricts it (steps 2 and 3).
+ * Unpadded base64url (RFC 7515 section 2), strict in both directions (profile, section 5, steps 2 and 3).
  *
- * Node's and jose's decoders are lax: they read `=` padding and ignore non-zero unused bits, so two
- * different texts can carry the same bytes. The profile refuses every text but the canonical one,
- * so these checks run before anything is decoded.
+ * Node's decoder is lax: it reads `=` padding and ignores non-zero unused bits, so two different texts
+ * could carry the same bytes. The strict decoder accepts exactly the texts the encoder writes.
  */
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -22,15 +21,15 @@ export function isCanonical(text: string): boolean {
   return (ALPHABET.indexOf(text.charAt(text.length - 1)) & unusedBits) === 0;
 }
 
-/** Decode canonical base64url; throw for anything else. */
+/** Decode canonical unpadded base64url (the empty string included); throw `RangeError` for anything else. */
 export function decode(text: string): Uint8Array {
-  if (!BASE64URL.test(text) || !isCanonical(text)) {
-    throw new Error("not canonical unpadded base64url");
+  if (text !== "" && (!BASE64URL.test(text) || !isCanonical(text))) {
+    throw new RangeError("not canonical unpadded base64url");
   }
   return new Uint8Array(Buffer.from(text, "base64url"));
 }
 
 /** Encode bytes as unpadded base64url. */
 export function encode(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString("base64url");
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
 }

@@ -1,0 +1,179 @@
+/**
+ * The mrtr-state example MCP server in TypeScript: `delete_branch` and `book_trip` over Streamable HTTP on
+ * loopback, with bearer-token users, on `@modelcontextprotocol/server` and the `mrtr-state` package. The
+ * twin of examples/server (Python): same tools, same users, same issuer and key ring (MRTR_STATE_KEYS),
+ * and with `--redis-url` the same replay store, so the two serve one fleet.
+ *
+ *   node dist/main.js [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600]
+ *                     [--tool-refusal tool_error|jsonrpc] [--redis-url redis://...] [--dev-key]
+ *
+ * Prints "example server: listening on http://HOST:PORT/mcp (...)" once it accepts connections.
+ */
+
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseArgs } from "node:util";
+
+import { createMcpHandler, McpServer, OAuthError, OAuthErrorCode, requireBearerAuth, type AuthInfo } from "@modelcontextprotocol/server";
+import { audience, Keyring, KeyringError, MemoryReplayStore, StateSealer, type ReplayStore } from "mrtr-state";
+import { StateBoundary, type ToolRefusal } from "mrtr-state/mcp";
+import { RedisReplayStore } from "mrtr-state/redis";
+
+import { addGitTools, exampleHost } from "./git-tools.js";
+import { addTripTools, Airline } from "./trips.js";
+
+/** The issuer the example seals with unless told otherwise (the Python example's). */
+const DEFAULT_ISSUER = "https://tools.example.com";
+const DEFAULT_TTL = 600;
+const SCOPE = "tools";
+/** The example's users, as the Python example has them. */
+const EXAMPLE_TOKENS: Readonly<Record<string, string>> = { "alice-example-token": "alice", "bob-example-token": "bob" };
+
+class UsageError extends Error {}
+
+function options(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      host: { type: "string", default: "127.0.0.1" },
+      port: { type: "string", default: "0" },
+      issuer: { type: "string", default: DEFAULT_ISSUER },
+      ttl: { type: "string", default: String(DEFAULT_TTL) },
+      "tool-refusal": { type: "string", default: "tool_error" },
+      "redis-url": { type: "string" },
+      "dev-key": { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  const port = Number(values.port);
+  const ttl = Number(values.ttl);
+  if (!Number.isSafeInteger(port) || port < 0 || port > 65535) throw new UsageError("--port must be an integer from 0 to 65535");
+  if (!Number.isSafeInteger(ttl) || ttl < 1) throw new UsageError("--ttl must be an integer of at least 1");
+  const toolRefusal = values["tool-refusal"];
+  if (toolRefusal !== "tool_error" && toolRefusal !== "jsonrpc") throw new UsageError("--tool-refusal must be tool_error or jsonrpc");
+  return { host: values.host ?? "127.0.0.1", port, issuer: values.issuer ?? DEFAULT_ISSUER, ttl, toolRefusal: toolRefusal as ToolRefusal, redisUrl: values["redis-url"], devKey: values["dev-key"] === true };
+}
+
+/** A token verifier over the fixed token-to-user map: the user goes to `extra.sub`, where the boundary reads it. */
+const verifier = {
+  async verifyAccessToken(token: string): Promise<AuthInfo> {
+    const user = Object.hasOwn(EXAMPLE_TOKENS, token) ? EXAMPLE_TOKENS[token] : undefined;
+    if (user === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, "unknown token");
+    // The bearer helpers refuse a token without an expiry; the example tokens live an hour from each use.
+    return { token, clientId: "example-client", scopes: [SCOPE], expiresAt: Math.floor(Date.now() / 1000) + 3600, extra: { sub: user } };
+  },
+};
+
+async function toRequest(req: IncomingMessage, origin: string): Promise<Request> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) value.forEach((item) => headers.append(name, item));
+    else if (value !== undefined) headers.set(name, value);
+  }
+  const method = req.method ?? "GET";
+  return new Request(new URL(req.url ?? "/", origin), { method, headers, ...(method === "GET" || method === "HEAD" ? {} : { body: Buffer.concat(chunks) }) });
+}
+
+async function send(res: ServerResponse, response: Response): Promise<void> {
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (response.body !== null) {
+    for await (const chunk of response.body) res.write(chunk);
+  }
+  res.end();
+}
+
+async function main(argv: string[]): Promise<number> {
+  let settings: ReturnType<typeof options>;
+  try {
+    settings = options(argv);
+  } catch (error) {
+    process.stderr.write(`example server: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 2;
+  }
+  let ring: Keyring;
+  try {
+    if (settings.devKey) {
+      process.stderr.write(
+        "example server: WARNING: --dev-key: sealing with an EPHEMERAL key generated now. Every requestState dies with this " +
+          "process and no other replica can open it. Development only; set MRTR_STATE_KEYS for anything else.\n",
+      );
+      ring = Keyring.generate("EdDSA");
+    } else {
+      ring = Keyring.fromEnv();
+    }
+  } catch (error) {
+    if (!(error instanceof KeyringError)) throw error;
+    process.stderr.write(`example server: ${error.message}\nexample server: or start it with --dev-key for an ephemeral development key\n`);
+    return 2;
+  }
+  let replayStore: ReplayStore;
+  let closeStore = async () => {};
+  if (settings.redisUrl !== undefined) {
+    const store = await RedisReplayStore.fromUrl(settings.redisUrl);
+    replayStore = store;
+    closeStore = () => store.close();
+  } else {
+    replayStore = new MemoryReplayStore();
+  }
+  const sealer = new StateSealer(ring, { issuer: settings.issuer, ttl: settings.ttl, maxLifetime: Math.max(settings.ttl, DEFAULT_TTL), replayStore });
+  // One host and one airline for the process; a fresh McpServer per request (the stateless handler's way).
+  const host = exampleHost();
+  const airline = new Airline();
+  const factory = () => {
+    const server = new McpServer({ name: "mrtr-state-example-ts", version: "1.0.0" }, { instructions: "Delete branches (after the person confirms) and book trips." });
+    addGitTools(server, host);
+    addTripTools(server, airline);
+    new StateBoundary(sealer, {
+      toolRefusal: settings.toolRefusal,
+      singleUse: [audience({ tool: "delete_branch" }), audience({ tool: "book_trip" })],
+    }).install(server);
+    return server;
+  };
+  const handler = createMcpHandler(factory);
+  const gate = requireBearerAuth({ verifier, requiredScopes: [SCOPE] });
+  const http = createServer((req, res) => {
+    (async () => {
+      const request = await toRequest(req, `http://${req.headers.host ?? `${settings.host}:${settings.port}`}`);
+      if (new URL(request.url).pathname !== "/mcp") return send(res, new Response("Not found", { status: 404 }));
+      const auth = await gate(request);
+      if (auth instanceof Response) return send(res, auth);
+      return send(res, await handler.fetch(request, { authInfo: auth }));
+    })().catch((error: unknown) => {
+      process.stderr.write(`example server: request failed: ${error instanceof Error ? error.name : typeof error}\n`);
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(settings.port, settings.host, () => resolve());
+  }).catch((error: NodeJS.ErrnoException) => {
+    process.stderr.write(`example server: cannot listen on ${settings.host}:${settings.port}: ${error.code ?? error.message}\n`);
+    process.exit(2);
+  });
+  const { port } = http.address() as AddressInfo;
+  const shown = settings.host.includes(":") ? `[${settings.host}]` : settings.host;
+  process.stdout.write(`example server: listening on http://${shown}:${port}/mcp (delete_branch, book_trip, ttl ${settings.ttl} s)\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+  });
+  http.closeAllConnections();
+  await new Promise((resolve) => http.close(resolve));
+  await handler.close();
+  await closeStore();
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (status) => {
+    process.exitCode = status;
+  },
+  (error: unknown) => {
+    process.stderr.write(`example server: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

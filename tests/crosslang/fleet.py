@@ -1,0 +1,227 @@
+"""A mixed fleet for the cross-language test: the Python and the TypeScript example servers as replicas.
+
+Both servers get one key ring (``MRTR_STATE_KEYS``), one issuer and one Redis (``--redis-url``), as a
+round-robin load balancer's backends would. The TypeScript side (the ``mrtr-state`` package and
+``examples/server-ts``) is built here from its own lock files (``npm ci``); without Node.js the tests
+skip, except under ``CI=true``, where they fail. Calls go through both official SDK clients: the
+Python client in process, the TypeScript client as ``examples/server-ts/dist/client.js``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anyio
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import ElicitRequestParams, ElicitResult, InputRequiredResult
+
+from mrtr_state.mcp import REASON_META_KEY
+
+ROOT = Path(__file__).resolve().parents[2]
+TS_PACKAGE = ROOT / "typescript"
+TS_SERVER = ROOT / "examples" / "server-ts"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+BUILD_TIMEOUT = 900
+CALL_TIMEOUT = 60
+_LISTENING = re.compile(r"listening on (http://\S+/mcp)")
+
+if str(ROOT / "examples") not in sys.path:
+    sys.path.insert(0, str(ROOT / "examples"))  # the Python example server is the package `server`
+
+from server.accounts import EXAMPLE_TOKENS  # noqa: E402
+from server.launch import running_server  # noqa: E402
+
+TOKEN_OF = {user: token for token, user in EXAMPLE_TOKENS.items()}
+
+
+def unavailable(message: str) -> NoReturn:
+    """Skip locally, fail under CI=true: a CI run never skips for a missing tool."""
+    if IN_CI:
+        pytest.fail(message + " (CI=true: a missing tool is a failure)")
+    pytest.skip(message)
+
+
+def build_typescript() -> None:
+    """``npm ci`` and build the package, then the TypeScript example server, from their lock files."""
+    missing = [tool for tool in ("node", "npm", "npx") if shutil.which(tool) is None]
+    if missing:
+        unavailable(
+            f"Node.js is not installed (missing {', '.join(missing)}); the cross-language test needs it"
+        )
+    steps = [
+        (TS_PACKAGE, ["npm", "ci", "--no-audit", "--no-fund"]),
+        (TS_PACKAGE, ["npm", "run", "build"]),
+        (TS_SERVER, ["npm", "ci", "--no-audit", "--no-fund"]),
+        (TS_SERVER, ["npx", "tsc", "-p", "."]),
+    ]
+    for directory, command in steps:
+        result = subprocess.run(
+            command, cwd=directory, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
+        )
+        if result.returncode != 0:
+            pytest.fail(
+                f"{' '.join(command)} in {directory.relative_to(ROOT)} failed ({result.returncode}):\n"
+                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            )
+
+
+@contextlib.contextmanager
+def typescript_server(*args: str, env: Mapping[str, str], timeout: float = 60) -> Iterator[str]:
+    """Start ``node examples/server-ts/dist/main.js --port 0 ARGS``; yield its URL; always stop it."""
+    process = subprocess.Popen(
+        ["node", str(TS_SERVER / "dist" / "main.js"), "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
+    try:
+        lines: queue.Queue[str] = queue.Queue()
+        assert process.stdout is not None
+        stdout = process.stdout
+        threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+        try:
+            first = lines.get(timeout=timeout)
+        except queue.Empty:
+            first = ""
+        found = _LISTENING.search(first)
+        if not found:
+            process.kill()
+            _, err = process.communicate(timeout=15)
+            raise AssertionError(f"the TypeScript example server did not start: {err[-3000:]}")
+        yield found.group(1)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=15)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@contextlib.contextmanager
+def python_server(*args: str, env: Mapping[str, str]) -> Iterator[str]:
+    """Start the Python example server (``examples/server``); yield its URL; always stop it."""
+    with running_server(*args, env=dict(env)) as server:
+        yield server.url
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a call got back, the same shape whichever client made it."""
+
+    result_type: str | None  # "input_required" or "complete"; None for a JSON-RPC error
+    request_state: str | None = None
+    is_error: bool = False
+    text: str = ""
+    reason: str | None = None
+    error_code: int | None = None
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> Answer:
+        """From the TypeScript client's JSON line."""
+        if "error" in data:
+            error = data["error"]
+            reason = (error.get("data") or {}).get("reason") if isinstance(error.get("data"), dict) else None
+            return cls(None, error_code=error["code"], text=error.get("message", ""), reason=reason)
+        if data["resultType"] == "input_required":
+            return cls("input_required", request_state=data["requestState"])
+        return cls("complete", is_error=data["isError"], text=data["text"], reason=data["reason"])
+
+
+async def _never_asked(context: Any, params: ElicitRequestParams) -> ElicitResult:
+    raise AssertionError(f"unexpected elicitation: {params}")
+
+
+def python_call(
+    url: str,
+    user: str,
+    tool: str,
+    arguments: dict[str, Any],
+    request_state: str | None = None,
+    input_responses: dict[str, dict[str, Any]] | None = None,
+) -> Answer:
+    """One ``tools/call`` through the official Python SDK client (manual rounds)."""
+
+    async def call() -> Answer:
+        headers = {"Authorization": f"Bearer {TOKEN_OF[user]}"}
+        responses = (
+            None
+            if input_responses is None
+            else {key: ElicitResult.model_validate(value) for key, value in input_responses.items()}
+        )
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=CALL_TIMEOUT) as http,
+            Client(
+                streamable_http_client(url, http_client=http), elicitation_callback=_never_asked
+            ) as client,
+        ):
+            try:
+                result = await client.session.call_tool(
+                    tool,
+                    arguments,
+                    allow_input_required=True,
+                    request_state=request_state,
+                    input_responses=responses,
+                )
+            except MCPError as error:
+                data = error.data if isinstance(error.data, dict) else {}
+                return Answer(None, error_code=error.code, text=error.message, reason=data.get("reason"))
+        if isinstance(result, InputRequiredResult):
+            return Answer("input_required", request_state=result.request_state)
+        text = "".join(getattr(item, "text", "") for item in result.content)
+        reason = (result.meta or {}).get(REASON_META_KEY)
+        return Answer("complete", is_error=bool(result.is_error), text=text, reason=reason)
+
+    return anyio.run(call)
+
+
+def typescript_call(
+    url: str,
+    user: str,
+    tool: str,
+    arguments: dict[str, Any],
+    request_state: str | None = None,
+    input_responses: dict[str, dict[str, Any]] | None = None,
+) -> Answer:
+    """One ``tools/call`` through the official TypeScript SDK client (``examples/server-ts``'s client)."""
+    call: dict[str, Any] = {"url": url, "user": user, "tool": tool, "arguments": arguments}
+    if request_state is not None:
+        call["requestState"] = request_state
+    if input_responses is not None:
+        call["inputResponses"] = input_responses
+    result = subprocess.run(
+        ["node", str(TS_SERVER / "dist" / "client.js")],
+        input=json.dumps(call),
+        capture_output=True,
+        text=True,
+        timeout=CALL_TIMEOUT,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"the TypeScript client failed ({result.returncode}): {result.stderr[-3000:]}")
+    return Answer.from_wire(json.loads(result.stdout))
+
+
+CLIENTS = {"python": python_call, "typescript": typescript_call}

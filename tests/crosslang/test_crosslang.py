@@ -1,0 +1,266 @@
+"""Python and TypeScript replicas of one service: each opens the other's states, and refuses alike.
+
+The Python example server (``examples/server``) and its TypeScript twin (``examples/server-ts``) run
+side by side with one key ring, one issuer and one Redis, and are called alternately, as a round-robin
+load balancer would, by the official Python SDK client and the official TypeScript SDK client: every
+state minted by one opens on the other, and each refusal (one byte changed, another user, another
+tool, other arguments, expired, and replayed across languages) gets the same reason code and the same
+sentence on both.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mrtr_state import REASONS, Keyring, decode_unverified
+from tests.crosslang import fleet
+from tests.replay.redis_harness import RedisServer, redis_server_executable, require_redis_client
+
+ISSUER = "https://tools.example.com"
+#: Short enough to wait out for the expiry check, long enough for a round on a loaded machine.
+TTL = 8
+YES = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+LANGUAGES = ("python", "typescript")
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """Both example servers on one key ring and one Redis; their URLs by language."""
+    fleet.build_typescript()
+    require_redis_client()
+    redis = RedisServer(redis_server_executable(), Path(tmp_path_factory.mktemp("redis")))
+    redis.start()
+    ring = Keyring.generate("EdDSA")
+    env = {"MRTR_STATE_KEYS": json.dumps(ring.private_jwks())}
+    args = ("--issuer", ISSUER, "--ttl", str(TTL), "--redis-url", redis.url)
+    try:
+        with (
+            fleet.python_server(*args, env=env) as python_url,
+            fleet.typescript_server(*args, env=env) as ts_url,
+        ):
+            yield {"python": python_url, "typescript": ts_url}
+    finally:
+        redis.stop()
+
+
+def call(
+    client: str,
+    servers: dict[str, str],
+    server: str,
+    user: str,
+    tool: str,
+    arguments: dict[str, Any],
+    **retry: Any,
+) -> fleet.Answer:
+    return fleet.CLIENTS[client](servers[server], user, tool, arguments, **retry)
+
+
+def ask(client: str, servers: dict[str, str], server: str, tool: str, arguments: dict[str, Any]) -> str:
+    answer = call(client, servers, server, "alice", tool, arguments)
+    assert answer.result_type == "input_required", answer
+    assert answer.request_state is not None
+    return answer.request_state
+
+
+def other(language: str) -> str:
+    return "typescript" if language == "python" else "python"
+
+
+def one_byte_changed(token: str) -> str:
+    header, payload, signature = token.split(".")
+    i = len(payload) // 2
+    return f"{header}.{payload[:i]}{'A' if payload[i] != 'A' else 'B'}{payload[i + 1 :]}.{signature}"
+
+
+def assert_refused(answer: fleet.Answer, reason: str) -> None:
+    """A tool error with the profile's reason in _meta and its sentence as the text."""
+    assert answer.result_type == "complete", answer
+    assert answer.is_error, answer
+    assert answer.reason == reason, answer
+    assert answer.text == REASONS[reason], answer
+
+
+@pytest.mark.parametrize(
+    ("minter", "first_client", "repo", "branch", "head"),
+    # Each server keeps its own branches: a branch is minted where it exists and deleted on the other.
+    [
+        ("python", "python", "acme/api", "old-feature", "4b1d0aa"),
+        ("python", "typescript", "acme/api", "release-1.0", "77e0c3b"),
+        ("typescript", "typescript", "acme/api", "spike/cache", "c0ffee1"),
+        ("typescript", "python", "acme/web", "redesign", "5d6e7f8"),
+    ],
+)
+def test_a_state_minted_by_one_language_opens_on_the_other(
+    servers: dict[str, str], minter: str, first_client: str, repo: str, branch: str, head: str
+) -> None:
+    arguments = {"repo": repo, "branch": branch}
+    token = ask(first_client, servers, minter, "delete_branch", arguments)
+    header, claims = decode_unverified(token)
+    assert header["alg"] == "EdDSA"
+    assert (claims["iss"], claims["sub"], claims["aud"]) == (ISSUER, "alice", "tools/call:delete_branch")
+    assert claims["state"] == {"head": head}
+    done = call(
+        other(first_client),
+        servers,
+        other(minter),
+        "alice",
+        "delete_branch",
+        arguments,
+        request_state=token,
+        input_responses=YES,
+    )
+    assert done.result_type == "complete", done
+    assert not done.is_error, done
+    assert done.text == f"Deleted branch '{branch}' of {repo} (it was at {head})."
+
+
+@pytest.mark.parametrize("first", LANGUAGES)
+def test_a_three_round_form_alternates_between_the_languages(servers: dict[str, str], first: str) -> None:
+    """book_trip: dates on one replica, the seat offer on the other, the booking back on the first."""
+    arguments = {"destination": "Reykjavik"}
+    rounds = itertools.cycle([first, other(first)])
+    server = next(rounds)
+    token = ask(server, servers, server, "book_trip", arguments)
+    assert decode_unverified(token)[1]["state"] == {"step": "dates"}
+    server = next(rounds)
+    dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-12", "return": "2026-12-19"}}}
+    offer = call(
+        server, servers, server, "alice", "book_trip", arguments, request_state=token, input_responses=dates
+    )
+    assert offer.result_type == "input_required", offer
+    assert offer.request_state is not None
+    state = decode_unverified(offer.request_state)[1]["state"]
+    assert state["fare_eur"] == 400  # the weekend fare, a Saturday flight
+    assert state["flight"] == "MR126-1212"
+    seat = state["seats"][0]
+    server = next(rounds)
+    booked = call(
+        server,
+        servers,
+        server,
+        "alice",
+        "book_trip",
+        arguments,
+        request_state=offer.request_state,
+        input_responses={"seat": {"action": "accept", "content": {"seat": seat}}},
+    )
+    assert booked.result_type == "complete", booked
+    assert not booked.is_error, booked
+    assert booked.text.startswith(
+        f"Booked for alice: Reykjavik, flight MR126-1212, 2026-12-12 to 2026-12-19, seat {seat}, 400 EUR."
+    )
+
+
+REFUSALS = {
+    "one byte changed": (
+        "bad_signature",
+        lambda token: ("alice", "book_trip", {"destination": "Lisbon"}, one_byte_changed(token)),
+    ),
+    "another user": ("wrong_user", lambda token: ("bob", "book_trip", {"destination": "Lisbon"}, token)),
+    "another tool": (
+        "wrong_tool",
+        lambda token: ("alice", "delete_branch", {"repo": "acme/api", "branch": "main"}, token),
+    ),
+    "other arguments": (
+        "wrong_request",
+        lambda token: ("alice", "book_trip", {"destination": "Kyoto"}, token),
+    ),
+}
+
+
+@pytest.mark.parametrize("minter", LANGUAGES)
+@pytest.mark.parametrize("refusal", list(REFUSALS))
+def test_each_refusal_gets_the_same_reason_on_both_languages(
+    servers: dict[str, str], minter: str, refusal: str
+) -> None:
+    reason, change = REFUSALS[refusal]
+    token = ask(minter, servers, minter, "book_trip", {"destination": "Lisbon"})
+    user, tool, arguments, state = change(token)
+    dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-01", "return": "2026-12-02"}}}
+    for server, client in (("python", "typescript"), ("typescript", "python")):
+        answer = call(
+            client, servers, server, user, tool, arguments, request_state=state, input_responses=dates
+        )
+        assert_refused(answer, reason)
+
+
+@pytest.mark.parametrize("minter", LANGUAGES)
+def test_a_state_redeemed_on_one_language_is_replayed_on_both(servers: dict[str, str], minter: str) -> None:
+    """book_trip's states are single use on both servers, redeemed in the one Redis."""
+    arguments = {"destination": "Lisbon"}
+    token = ask(minter, servers, minter, "book_trip", arguments)
+    dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-07", "return": "2026-12-09"}}}
+    offer = call(
+        other(minter),
+        servers,
+        other(minter),
+        "alice",
+        "book_trip",
+        arguments,
+        request_state=token,
+        input_responses=dates,
+    )
+    assert offer.result_type == "input_required", offer
+    for server, client in (("python", "typescript"), ("typescript", "python")):
+        assert_refused(
+            call(
+                client,
+                servers,
+                server,
+                "alice",
+                "book_trip",
+                arguments,
+                request_state=token,
+                input_responses=dates,
+            ),
+            "replayed",
+        )
+
+
+def test_an_expired_state_is_refused_on_both_languages(servers: dict[str, str]) -> None:
+    tokens = {
+        language: ask(language, servers, language, "book_trip", {"destination": "Kyoto"})
+        for language in LANGUAGES
+    }
+    claims = decode_unverified(tokens["python"])[1]
+    time.sleep(max(0.0, claims["exp"] + 1 - time.time()))
+    dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-01", "return": "2026-12-02"}}}
+    for token in tokens.values():
+        for server, client in (("python", "typescript"), ("typescript", "python")):
+            answer = call(
+                client,
+                servers,
+                server,
+                "alice",
+                "book_trip",
+                {"destination": "Kyoto"},
+                request_state=token,
+                input_responses=dates,
+            )
+            assert_refused(answer, "expired")
+
+
+@pytest.mark.parametrize("server", LANGUAGES)
+def test_a_yes_without_a_sealed_state_is_not_a_yes_on_either_language(
+    servers: dict[str, str], server: str
+) -> None:
+    """Profile 8.2: a seat chosen with no verified state answers nothing; both servers ask for the dates."""
+    asked = call(
+        other(server),
+        servers,
+        server,
+        "alice",
+        "book_trip",
+        {"destination": "Lisbon"},
+        input_responses={"seat": {"action": "accept", "content": {"seat": "1A"}}},
+    )
+    assert asked.result_type == "input_required", asked
+    assert asked.request_state is not None
+    assert decode_unverified(asked.request_state)[1]["state"] == {"step": "dates"}

@@ -1,0 +1,113 @@
+/**
+ * RFC 8785 (JSON Canonicalization Scheme) and the argument digest of the profile (section 3.4).
+ *
+ * `args_sha256 = BASE64URL(SHA-256(JCS(arguments)))`. RFC 8785 was written around ECMAScript, so in
+ * JavaScript most of it is the language's own: a JSON number is the IEEE 754 double nearest to its
+ * literal, `JSON.stringify` of a number is `Number.prototype.toString` and of a string is the JCS
+ * escaping, and the default `sort()` orders member names by UTF-16 code units.
+ *
+ * Unbindable arguments (profile 3.4): a number whose value is an integer of magnitude beyond
+ * 2^53 - 1, however it was written (`9007199254740993`, `1e23`, `1.152921504606847e+18`), makes the
+ * arguments unbindable. The rule is by value, so that this implementation, which only sees doubles,
+ * decides exactly as one that reads integers exactly: every double beyond 2^53 - 1 is an integer.
+ * Such arguments have no digest; a tool should take such ids as strings.
+ */
+
+import { createHash } from "node:crypto";
+
+import { isPlainObject } from "./json.js";
+
+/** Why arguments holding an integer beyond the safe range have no digest: the Python library's sentence. */
+export const UNBINDABLE_NUMBER =
+  "the arguments hold a number whose value is an integer beyond +/-(2**53 - 1); RFC 8785 " +
+  "writes numbers as IEEE 754 doubles, so neighbouring integers there share one digest and " +
+  "cannot be bound: pass such ids (64-bit ids, nanosecond timestamps) as strings";
+
+/** JCS nests as deep as the value does; this bound keeps a hostile value from exhausting the stack. */
+const MAX_DEPTH = 256;
+
+/**
+ * Arguments (or another value) that have no RFC 8785 form the profile can bind: a number beyond the
+ * safe integer range, a non-finite number, a lone surrogate, or nesting beyond 256 levels.
+ */
+export class UnbindableArguments extends RangeError {
+  constructor(message: string) {
+    super(message);
+    this.name = "UnbindableArguments";
+  }
+}
+
+/**
+ * The RFC 8785 canonical JSON text of `value`.
+ *
+ * @throws TypeError for a value that is not JSON (undefined, a function, a bigint, a class instance).
+ * @throws UnbindableArguments for JSON that has no canonical form the profile binds.
+ */
+export function canonicalize(value: unknown): string {
+  return encode(value, 0);
+}
+
+/**
+ * The profile's argument digest of an arguments object: base64url(SHA-256(JCS(arguments))), unpadded.
+ *
+ * @throws TypeError when `args` is not a plain object or holds a value that is not JSON.
+ * @throws UnbindableArguments when the arguments cannot be bound (see the module's note).
+ */
+export function argumentsDigest(args: unknown): string {
+  if (!isPlainObject(args)) throw new TypeError("arguments must be a JSON object");
+  return createHash("sha256").update(canonicalize(args), "utf8").digest("base64url");
+}
+
+/** The digest of `args`, or `undefined` when they cannot be canonicalized (they match no digest). */
+export function digestOrUndefined(args: unknown): string | undefined {
+  try {
+    return argumentsDigest(args);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `args` is an arguments object that has a digest. */
+export function isBindable(args: unknown): boolean {
+  return digestOrUndefined(args) !== undefined;
+}
+
+/** Why `args` have no digest (a fixed sentence that names no value), or `undefined` when they have one. */
+export function bindingProblem(args: unknown): string | undefined {
+  try {
+    argumentsDigest(args);
+  } catch (error) {
+    return error instanceof Error ? error.message : "the arguments are not JSON";
+  }
+  return undefined;
+}
+
+function encode(value: unknown, depth: number): string {
+  switch (typeof value) {
+    case "string":
+      if (!value.isWellFormed()) throw new UnbindableArguments("a string holds a lone surrogate, which is not valid Unicode");
+      return JSON.stringify(value);
+    case "number":
+      if (!Number.isFinite(value)) throw new UnbindableArguments("a non-finite number is not JSON");
+      if (Math.abs(value) > Number.MAX_SAFE_INTEGER) {
+        throw new UnbindableArguments(UNBINDABLE_NUMBER);
+      }
+      return JSON.stringify(value); // -0 is written "0", as RFC 8785 asks
+    case "boolean":
+      return value ? "true" : "false";
+    case "object": {
+      if (value === null) return "null";
+      if (depth >= MAX_DEPTH) throw new UnbindableArguments(`the value nests deeper than ${MAX_DEPTH} levels`);
+      if (Array.isArray(value)) return `[${(value as unknown[]).map((item) => encode(item, depth + 1)).join(",")}]`;
+      if (!isPlainObject(value)) throw new TypeError("an object that is not plain JSON (a class instance, Map or Date)");
+      const names = Object.keys(value).sort(); // UTF-16 code unit order (RFC 8785, 3.2.3)
+      const members = names.map((name) => {
+        if (!name.isWellFormed()) throw new UnbindableArguments("a member name holds a lone surrogate");
+        return `${JSON.stringify(name)}:${encode(value[name], depth + 1)}`;
+      });
+      return `{${members.join(",")}}`;
+    }
+    default:
+      throw new TypeError(`a ${typeof value} is not JSON`);
+  }
+}

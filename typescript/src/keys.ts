@@ -1,0 +1,462 @@
+/**
+ * Keys and key rings (profile, section 7).
+ *
+ * A {@link Key} is one HS256 secret or one Ed25519 key pair (or its public half), loaded from a JWK
+ * (RFC 7517, RFC 8037) or generated. A {@link Keyring} is an ordered set of keys: the first signs, every
+ * one verifies, each is found by its `kid`. Keys and rings are immutable; rotation builds a new ring.
+ *
+ * The profile's rules, as the Python library applies them: the algorithm is a property of the key
+ * (never of a token); HS256 secrets have at least 32 bytes, and the bare-secret form of
+ * `MRTR_STATE_KEYS` refuses an obviously non-random one; an Ed25519 `x` is a canonical encoding of a
+ * point of large order (decision K1); `kid` defaults to the RFC 7638 thumbprint; base64url members are
+ * canonical; and no secret ever appears in a message, `String(key)`, `util.inspect` or a public JWKS.
+ * The key material lives in Node `KeyObject`s, which `jose` signs and verifies with.
+ */
+
+import { createHash, createPrivateKey, createPublicKey, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from "node:crypto";
+
+import * as b64 from "./b64.js";
+import { publicKeyProblem } from "./ed25519.js";
+import { KeyringError } from "./errors.js";
+import { isObject, JsonError, parseStrictJson, type Json } from "./json.js";
+
+/** The signing algorithms of the profile (section 3.1). `Ed25519` (RFC 9864) is not one. */
+export type SigningAlgorithm = "HS256" | "EdDSA";
+
+/** What a key's `alg` can be: a signing algorithm, or `A256GCM` for an encryption key (section 7.6). */
+export type Algorithm = SigningAlgorithm | "A256GCM";
+
+/** The signing algorithms of the profile, in the order of section 3.1. */
+export const ALGORITHMS: readonly SigningAlgorithm[] = ["HS256", "EdDSA"];
+
+/** Every key algorithm: the signing ones and the encrypted form's `A256GCM`. */
+export const KEY_ALGORITHMS: readonly Algorithm[] = ["HS256", "EdDSA", "A256GCM"];
+
+/** The length of an A256GCM key, in bytes: exactly 256 bits (section 7.6). */
+export const ENCRYPTION_KEY_BYTES = 32;
+
+/** The shortest HS256 secret the profile allows, in bytes (section 7.1). */
+export const MIN_SECRET_BYTES = 32;
+
+/** The environment variable {@link Keyring.fromEnv} reads by default. */
+export const DEFAULT_KEYS_VARIABLE = "MRTR_STATE_KEYS";
+
+/** Signature lengths in bytes, checked before any cryptography runs. */
+export const SIGNATURE_BYTES: Readonly<Record<SigningAlgorithm, number>> = { HS256: 32, EdDSA: 64 };
+
+/** A JWK as this package reads and writes it: string members only. */
+export type Jwk = { readonly [member: string]: string };
+
+/** A JWKS: `{"keys": [...]}`. */
+export interface Jwks {
+  readonly keys: readonly Jwk[];
+}
+
+const KEYGEN_ADVICE =
+  "make one with `mrtr-state keygen --alg HS256` or " +
+  '`node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'base64url\'))"`';
+const KID_PATTERN = /^[\x21-\x7e]{1,128}$/;
+// A JWKS nests three levels ({"keys": [{...}]}); x5c and key_ops arrays add one.
+const MAX_JWKS_DEPTH = 8;
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+const MAKE = Symbol("make");
+
+/** RFC 7638: SHA-256 over the required members, sorted by name, without white space. */
+function thumbprintOf(required: Readonly<Record<string, string>>): string {
+  const names = Object.keys(required).sort();
+  const text = `{${names.map((name) => `${JSON.stringify(name)}:${JSON.stringify(required[name])}`).join(",")}}`;
+  return createHash("sha256").update(text, "utf8").digest("base64url");
+}
+
+function checkKid(kid: unknown): string {
+  if (typeof kid !== "string" || !KID_PATTERN.test(kid)) {
+    throw new KeyringError("a kid must be 1 to 128 printable ASCII characters without spaces");
+  }
+  return kid;
+}
+
+/** Parse operator-supplied JSON strictly (no duplicate members, bounded nesting). */
+function parseJson(text: string, what: string): Json {
+  if (!text.isWellFormed()) throw new KeyringError(`${what} is not valid UTF-8 text`);
+  try {
+    return parseStrictJson(Buffer.from(text, "utf8"), { maxDepth: MAX_JWKS_DEPTH, iJson: true }).value;
+  } catch (error) {
+    if (error instanceof JsonError) throw new KeyringError(`${what} is not strict JSON: ${error.message}`);
+    throw error;
+  }
+}
+
+function memberBytes(jwk: { readonly [name: string]: unknown }, name: string): Uint8Array {
+  const value = jwk[name];
+  if (typeof value !== "string") throw new KeyringError(`a JWK's '${name}' member must be a base64url string`);
+  try {
+    return b64.decode(value);
+  } catch {
+    throw new KeyringError(`a JWK's '${name}' member is not canonical unpadded base64url`);
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
+interface Material {
+  readonly alg: Algorithm;
+  /** HS256 and A256GCM: the secret. EdDSA: the private key, when held. */
+  readonly signing: KeyObject | undefined;
+  /** HS256 and A256GCM: the secret. EdDSA: the public key. */
+  readonly verifying: KeyObject;
+  /** The base64url public key `x` of an Ed25519 key. */
+  readonly x: string | undefined;
+}
+
+/**
+ * One key of a {@link Keyring}: an HS256 secret, an Ed25519 key, or an A256GCM encryption key (the
+ * encrypted form: it mints and opens JWE tokens, never signs, and is never published).
+ *
+ * Make keys with {@link Key.generate}, {@link Key.fromJwk} or {@link Key.fromSecret}. A key is immutable;
+ * `String(key)`, `util.inspect(key)` and `JSON.stringify(key)` show its algorithm and `kid`, never the secret.
+ */
+export class Key {
+  /** The key's algorithm: `HS256` for an `oct` secret, `EdDSA` for an Ed25519 key, `A256GCM` for an encryption key. */
+  readonly alg: Algorithm;
+  /** The key id a token names in its `kid` header parameter. */
+  readonly kid: string;
+  readonly #material: Material;
+
+  private constructor(token: symbol, material: Material, kid: string | undefined) {
+    if (token !== MAKE) throw new TypeError("make a Key with Key.generate(), Key.fromJwk() or Key.fromSecret()");
+    this.#material = material;
+    this.alg = material.alg;
+    this.kid = kid === undefined ? this.thumbprint() : checkKid(kid);
+    Object.freeze(this);
+  }
+
+  /** Whether this key can mint tokens (false for an Ed25519 public key; an encryption key mints by encrypting). */
+  get canSign(): boolean {
+    return this.#material.signing !== undefined;
+  }
+
+  /**
+   * Generate a new key: 32 random bytes for HS256, a new key pair for EdDSA, 32 random bytes for an
+   * A256GCM encryption key. `kid` defaults to the thumbprint.
+   */
+  static generate(alg: Algorithm, options: { readonly kid?: string } = {}): Key {
+    if (alg === "HS256") return Key.fromSecret(randomBytes(MIN_SECRET_BYTES), options);
+    if (alg === "A256GCM") return Key.encryptionKey(randomBytes(ENCRYPTION_KEY_BYTES), options.kid);
+    if (alg === "EdDSA") {
+      const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+      const x = publicKey.export({ format: "jwk" }).x;
+      return new Key(MAKE, { alg, signing: privateKey, verifying: publicKey, x }, options.kid);
+    }
+    throw new KeyringError(`unsupported algorithm ${JSON.stringify(alg)}; the profile allows ${KEY_ALGORITHMS.join(", ")}`);
+  }
+
+  /** An A256GCM encryption key of exactly 32 bytes (section 7.6). */
+  private static encryptionKey(secret: Uint8Array, kid: string | undefined): Key {
+    if (secret.length !== ENCRYPTION_KEY_BYTES) {
+      throw new KeyringError(
+        `an A256GCM key must be exactly ${ENCRYPTION_KEY_BYTES} random bytes, this one has ${secret.length}; ` +
+          "make one with `mrtr-state keygen --alg A256GCM`",
+      );
+    }
+    const key = createSecretKey(Buffer.from(secret));
+    return new Key(MAKE, { alg: "A256GCM", signing: key, verifying: key, x: undefined }, kid);
+  }
+
+  /** Make an HS256 key from raw secret bytes (at least 32 of them). */
+  static fromSecret(secret: Uint8Array, options: { readonly kid?: string } = {}): Key {
+    if (!(secret instanceof Uint8Array)) throw new TypeError("an HS256 secret is a Uint8Array (or Buffer)");
+    if (secret.length < MIN_SECRET_BYTES) {
+      throw new KeyringError(
+        `an HS256 secret must be at least ${MIN_SECRET_BYTES} random bytes, this one has ${secret.length}; ${KEYGEN_ADVICE}`,
+      );
+    }
+    const key = createSecretKey(Buffer.from(secret));
+    return new Key(MAKE, { alg: "HS256", signing: key, verifying: key, x: undefined }, options.kid);
+  }
+
+  /**
+   * Load one key from a JWK (an object or its JSON text).
+   *
+   * Accepted: `{"kty": "oct", "k": ...}` for HS256 (`k` of at least 32 bytes) and
+   * `{"kty": "OKP", "crv": "Ed25519", "x": ..., "d": ...}` for EdDSA (`d` absent for a verify-only public
+   * key; `x` a canonical point of large order). `alg`, if present, must match; `use`, if present, must be
+   * `sig`; `kid` defaults to the RFC 7638 thumbprint. Base64url members must be canonical and unpadded.
+   */
+  static fromJwk(jwk: unknown): Key {
+    const value: unknown = typeof jwk === "string" ? parseJson(jwk, "a JWK") : jwk;
+    if (!isObject(value)) throw new KeyringError("a JWK must be a JSON object");
+    const kid = value.kid === undefined || value.kid === null ? undefined : checkKid(value.kid);
+    if (value.kty === "oct" && value.alg === "A256GCM") {
+      if ((value.use ?? "enc") !== "enc") throw new KeyringError("an A256GCM JWK must have use 'enc' (or no 'use' member)");
+      return Key.encryptionKey(memberBytes(value, "k"), kid);
+    }
+    const use = value.use ?? "sig";
+    if (use !== "sig") {
+      throw new KeyringError(
+        "a signing JWK must have use 'sig' (or no 'use' member); an encryption JWK has alg 'A256GCM' and use 'enc'",
+      );
+    }
+    if (value.kty === "oct") {
+      if ((value.alg ?? "HS256") !== "HS256") throw new KeyringError("an 'oct' JWK must be for alg HS256 (or A256GCM for an encryption key)");
+      return Key.fromSecret(memberBytes(value, "k"), kid === undefined ? {} : { kid });
+    }
+    if (value.kty === "OKP") {
+      if (value.crv !== "Ed25519") throw new KeyringError("an 'OKP' JWK must be on curve Ed25519 (crv 'Ed25519')");
+      const alg = value.alg ?? "EdDSA";
+      if (alg !== "EdDSA" && alg !== "Ed25519") throw new KeyringError("an Ed25519 JWK must be for alg EdDSA");
+      const x = memberBytes(value, "x");
+      if (x.length !== 32) throw new KeyringError("an Ed25519 JWK's 'x' must be 32 bytes");
+      const problem = publicKeyProblem(x);
+      if (problem !== undefined) {
+        throw new KeyringError(`an Ed25519 JWK's 'x' is not an acceptable public key (profile 7.2): ${problem}`);
+      }
+      const xText = b64.encode(x);
+      let publicKey: KeyObject;
+      try {
+        publicKey = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: xText }, format: "jwk" });
+      } catch {
+        throw new KeyringError("an Ed25519 JWK's 'x' is not a valid public key");
+      }
+      if (!Object.hasOwn(value, "d")) {
+        return new Key(MAKE, { alg: "EdDSA", signing: undefined, verifying: publicKey, x: xText }, kid);
+      }
+      const d = memberBytes(value, "d");
+      if (d.length !== 32) throw new KeyringError("an Ed25519 JWK's 'd' must be 32 bytes");
+      let privateKey: KeyObject;
+      try {
+        privateKey = createPrivateKey({ key: { kty: "OKP", crv: "Ed25519", x: xText, d: b64.encode(d) }, format: "jwk" });
+      } catch {
+        throw new KeyringError("an Ed25519 JWK's 'd' is not a valid private key");
+      }
+      const derived = createPublicKey(privateKey).export({ format: "jwk" }).x ?? "";
+      if (!sameBytes(Buffer.from(derived, "base64url"), x)) {
+        throw new KeyringError("an Ed25519 JWK's 'x' is not the public key of its 'd'");
+      }
+      return new Key(MAKE, { alg: "EdDSA", signing: privateKey, verifying: publicKey, x: xText }, kid);
+    }
+    const kty = typeof value.kty === "string" ? JSON.stringify(value.kty) : "missing";
+    throw new KeyringError(`unsupported JWK key type ${kty}; the profile uses 'oct' (HS256) and 'OKP' (Ed25519)`);
+  }
+
+  /** The RFC 7638 JWK thumbprint (SHA-256, base64url) of this key. */
+  thumbprint(): string {
+    const material = this.#material;
+    if (material.alg !== "EdDSA") return thumbprintOf({ k: material.verifying.export().toString("base64url"), kty: "oct" });
+    return thumbprintOf({ crv: "Ed25519", kty: "OKP", x: material.x ?? "" });
+  }
+
+  /** The public JWK of an Ed25519 key (`kty`, `crv`, `alg`, `use`, `kid`, `x`); an HS256 secret has none. */
+  publicJwk(): Jwk {
+    if (this.alg === "HS256") throw new KeyringError(`key ${JSON.stringify(this.kid)} is an HS256 secret, which has no public JWK`);
+    if (this.alg === "A256GCM") {
+      throw new KeyringError(`key ${JSON.stringify(this.kid)} is an A256GCM encryption key, which has no public JWK`);
+    }
+    return { kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig", kid: this.kid, x: this.#material.x ?? "" };
+  }
+
+  /** The full JWK, secret included, for storing the key. Handle it as a secret. */
+  privateJwk(): Jwk {
+    const material = this.#material;
+    if (material.alg !== "EdDSA") {
+      const use = material.alg === "HS256" ? "sig" : "enc";
+      return { kty: "oct", alg: material.alg, use, kid: this.kid, k: material.verifying.export().toString("base64url") };
+    }
+    const jwk = this.publicJwk();
+    if (material.signing === undefined) return jwk;
+    return { ...jwk, d: material.signing.export({ format: "jwk" }).d ?? "" };
+  }
+
+  /** The material `jose` signs with; a {@link KeyringError} for a public key. @internal */
+  signingMaterial(): KeyObject {
+    const signing = this.#material.signing;
+    if (signing === undefined) throw new KeyringError(`key ${JSON.stringify(this.kid)} is an Ed25519 public key and cannot sign`);
+    return signing;
+  }
+
+  /** The material `jose` verifies with. @internal */
+  verifyingMaterial(): KeyObject {
+    return this.#material.verifying;
+  }
+
+  /** `Key(alg=..., kid=..., canSign=...)`: never the secret. */
+  toString(): string {
+    return `Key(alg=${this.alg}, kid=${this.kid}, canSign=${this.canSign})`;
+  }
+
+  /** What `JSON.stringify` writes: the algorithm and id, never the secret (use {@link privateJwk} to store it). */
+  toJSON(): { alg: Algorithm; kid: string } {
+    return { alg: this.alg, kid: this.kid };
+  }
+
+  [INSPECT](): string {
+    return this.toString();
+  }
+}
+
+/**
+ * An ordered, immutable set of keys: the first signs, every key verifies.
+ *
+ * Tokens name their key by `kid`; a token whose `kid` is not in the ring is refused with `unknown_key`.
+ * Rotation without downtime (profile, 7.3): publish a ring with the new key second, then first
+ * ({@link rotated}), then drop the old key once every token it signed has expired ({@link without}).
+ */
+export class Keyring implements Iterable<Key> {
+  /** The keys, signing key first. */
+  readonly keys: readonly Key[];
+  readonly #byKid: ReadonlyMap<string, Key>;
+
+  constructor(keys: Iterable<Key>) {
+    const list = [...keys];
+    if (list.length === 0) throw new KeyringError("a key ring needs at least one key");
+    const byKid = new Map<string, Key>();
+    for (const key of list) {
+      if (!(key instanceof Key)) throw new TypeError("a key ring holds Key objects");
+      if (byKid.has(key.kid)) throw new KeyringError(`two keys in the ring have the kid ${JSON.stringify(key.kid)}`);
+      byKid.set(key.kid, key);
+    }
+    this.keys = Object.freeze(list);
+    this.#byKid = byKid;
+    Object.freeze(this);
+  }
+
+  /** The number of keys. */
+  get size(): number {
+    return this.keys.length;
+  }
+
+  /**
+   * The first key, which mints: its form (signed, or encrypted for an A256GCM key) decides the form of new
+   * tokens (decision E4). A {@link KeyringError} for a verify-only ring.
+   */
+  get signingKey(): Key {
+    const key = this.keys[0] as Key;
+    if (!key.canSign) {
+      throw new KeyringError(
+        "this key ring is verify-only: its first key is an Ed25519 public key; load the private JWKS to mint request state",
+      );
+    }
+    return key;
+  }
+
+  /** The key with this `kid`, or `undefined`. */
+  get(kid: string): Key | undefined {
+    return this.#byKid.get(kid);
+  }
+
+  /** Whether the ring holds a key with this `kid`. */
+  has(kid: string): boolean {
+    return this.#byKid.has(kid);
+  }
+
+  [Symbol.iterator](): Iterator<Key> {
+    return this.keys[Symbol.iterator]();
+  }
+
+  /** A ring of one newly generated key (`"HS256"` or `"EdDSA"`). */
+  static generate(alg: Algorithm, options: { readonly kid?: string } = {}): Keyring {
+    return new Keyring([Key.generate(alg, options)]);
+  }
+
+  /** Load a JWKS (`{"keys": [...]}`, an object or its JSON text); the first key signs. */
+  static fromJwks(jwks: unknown): Keyring {
+    const value: unknown = typeof jwks === "string" ? parseJson(jwks, "a JWKS") : jwks;
+    if (!isObject(value) || !Array.isArray(value.keys)) throw new KeyringError('a JWKS must be a JSON object with a "keys" array');
+    return new Keyring(value.keys.map((jwk) => Key.fromJwk(jwk)));
+  }
+
+  /**
+   * Load keys from an environment variable (default `MRTR_STATE_KEYS`), as the Python library does.
+   *
+   * The value is a JWKS or a single JWK as JSON, or one HS256 secret written in base64 or base64url
+   * (padding optional) that decodes to at least 32 bytes and is not an obvious non-random secret (one
+   * byte repeated, or a pattern of at most 8 bytes repeated).
+   */
+  static fromEnv(name: string = DEFAULT_KEYS_VARIABLE, options: { readonly env?: Readonly<Record<string, string | undefined>> } = {}): Keyring {
+    const env = options.env ?? process.env;
+    const value = (env[name] ?? "").trim();
+    if (value === "") {
+      throw new KeyringError(
+        `the environment variable ${name} is not set: set it to a JWKS (\`mrtr-state keygen --alg EdDSA\`) ` +
+          `or an HS256 secret of at least ${MIN_SECRET_BYTES} bytes (${KEYGEN_ADVICE})`,
+      );
+    }
+    if (value.startsWith("{")) {
+      const document = parseJson(value, `the environment variable ${name}`);
+      if (isObject(document) && Object.hasOwn(document, "keys")) return Keyring.fromJwks(document);
+      return new Keyring([Key.fromJwk(document)]);
+    }
+    const secret = secretFromText(value, name);
+    if (secret.length < MIN_SECRET_BYTES) {
+      throw new KeyringError(
+        `the environment variable ${name} holds a secret of ${secret.length} bytes; HS256 needs ` +
+          `at least ${MIN_SECRET_BYTES} random bytes: ${KEYGEN_ADVICE}`,
+      );
+    }
+    const period = repeatingPeriod(secret);
+    if (period !== undefined) {
+      throw new KeyringError(
+        `the environment variable ${name} holds a secret that is ` +
+          (period === 1 ? "one byte repeated" : `a pattern of ${period} bytes repeated`) +
+          `, not random bytes; ${KEYGEN_ADVICE}`,
+      );
+    }
+    return new Keyring([Key.fromSecret(secret)]);
+  }
+
+  /** The JWKS of the Ed25519 public keys, for verify-only replicas. HS256 secrets and encryption keys are left out. */
+  publicJwks(): Jwks {
+    return { keys: this.keys.filter((key) => key.alg === "EdDSA").map((key) => key.publicJwk()) };
+  }
+
+  /** The full JWKS, secrets included, for storing the ring. Handle it as a secret. */
+  privateJwks(): Jwks {
+    return { keys: this.keys.map((key) => key.privateJwk()) };
+  }
+
+  /** A new ring with `key` first (it signs from now on); the old keys still verify. */
+  rotated(key: Key): Keyring {
+    return new Keyring([key, ...this.keys]);
+  }
+
+  /** A new ring without the key `kid`; tokens it signed stop opening. */
+  without(kid: string): Keyring {
+    if (!this.has(kid)) throw new KeyringError(`the ring has no key ${JSON.stringify(kid)}`);
+    return new Keyring(this.keys.filter((key) => key.kid !== kid));
+  }
+
+  /** `Keyring([...])` with each key's algorithm and id, never a secret. */
+  toString(): string {
+    return `Keyring([${this.keys.map(String).join(", ")}])`;
+  }
+
+  /** What `JSON.stringify` writes: the keys' algorithms and ids (use {@link privateJwks} to store the ring). */
+  toJSON(): { alg: Algorithm; kid: string }[] {
+    return this.keys.map((key) => key.toJSON());
+  }
+
+  [INSPECT](): string {
+    return this.toString();
+  }
+}
+
+/** The bytes of a bare secret in base64 or base64url, padding optional (as the Python library reads it). */
+function secretFromText(value: string, name: string): Uint8Array {
+  const text = value.replace(/=+$/, "");
+  const unreadable = new KeyringError(`the environment variable ${name} is neither JSON nor a base64 secret; ${KEYGEN_ADVICE}`);
+  if (text.length % 4 === 1) throw unreadable;
+  if (/^[A-Za-z0-9_-]+$/.test(text)) return new Uint8Array(Buffer.from(text, "base64url"));
+  if (/^[A-Za-z0-9+/]+$/.test(text)) return new Uint8Array(Buffer.from(text, "base64"));
+  throw unreadable;
+}
+
+/** The shortest period (1 to 8 bytes) with which `secret` repeats itself throughout, if any (decision K6). */
+function repeatingPeriod(secret: Uint8Array): number | undefined {
+  for (let period = 1; period <= 8 && period < secret.length; period++) {
+    let repeats = true;
+    for (let i = period; i < secret.length && repeats; i++) repeats = secret[i] === secret[i - period];
+    if (repeats) return period;
+  }
+  return undefined;
+}

@@ -1,0 +1,52 @@
+/**
+ * What a `requestState` is bound to in an MCP request: its target and arguments, read from the
+ * request's raw `params` exactly as they came off the wire (the Python boundary's `request` module):
+ *
+ * | method           | target        | arguments bound                   |
+ * |------------------|---------------|-----------------------------------|
+ * | `tools/call`     | `params.name` | `params.arguments` (absent: `{}`) |
+ * | `prompts/get`    | `params.name` | `params.arguments` (absent: `{}`) |
+ * | `resources/read` | `params.uri`  | none: the URI is the whole request |
+ */
+
+import { isPlainObject } from "../json.js";
+import { audience, type TargetOptions } from "../target.js";
+
+/** The MCP methods whose results may be `input_required`, with the parameter naming their target. */
+export const TARGET_METHODS = {
+  "tools/call": ["name", "tool"],
+  "prompts/get": ["name", "prompt"],
+  "resources/read": ["uri", "resource"],
+} as const;
+
+/** One of the methods that may answer `input_required`. */
+export type TargetMethod = keyof typeof TARGET_METHODS;
+
+/** Whether `method` may answer `input_required`. */
+export function isTargetMethod(method: unknown): method is TargetMethod {
+  return typeof method === "string" && Object.hasOwn(TARGET_METHODS, method);
+}
+
+/** The request a `requestState` is minted for or presented on. */
+export interface Target {
+  readonly method: TargetMethod;
+  /** The target as `seal`/`open` options: `{tool: name}`, `{prompt: name}` or `{resource: uri}`. */
+  readonly binding: TargetOptions;
+  /** The profile's `aud` for it. */
+  readonly aud: string;
+  /** The arguments object (`{}` when absent); `undefined` for `resources/read`, which has none. */
+  readonly arguments: { readonly [name: string]: unknown } | undefined;
+}
+
+/** The target and arguments of one request; a `RangeError` with a client-safe message when malformed. */
+export function targetOf(method: TargetMethod, params: unknown): Target {
+  const [field, kind] = TARGET_METHODS[method];
+  const raw: { readonly [name: string]: unknown } = isPlainObject(params) ? params : {};
+  const name = raw[field];
+  if (typeof name !== "string" || name === "") throw new RangeError(`${method} needs a non-empty string '${field}'`);
+  const binding: TargetOptions = { [kind]: name };
+  if (kind === "resource") return { method, binding, aud: audience(binding), arguments: undefined };
+  const args = raw.arguments ?? {};
+  if (!isPlainObject(args)) throw new RangeError(`${method} 'arguments' must be an object`);
+  return { method, binding, aud: audience(binding), arguments: args };
+}

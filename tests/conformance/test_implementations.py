@@ -105,4 +105,11 @@ def test_each_implementation_reaches_the_class_it_claims(implementation: Impleme
 
 def test_every_example_language_runs_through_the_runner() -> None:
     names = {found.name for found in IMPLEMENTATIONS}
-    assert {"baseline-typescript", "baseline-go", "interop-go", "interop-java", "interop-rust"} <= names
+    assert {
+        "baseline-typescript",
+        "baseline-go",
+        "interop-go",
+        "interop-java",
+        "interop-rust",
+        "interop-typescript",
+    } <= names

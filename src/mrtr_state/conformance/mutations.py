@@ -166,11 +166,15 @@ def _change_context(rng: random.Random, request: dict[str, Any]) -> bool:
     elif change == "issuer":
         request["issuer"] = request["issuer"] + "/other"
     elif change == "expired":
-        request["now"] = request["now"] + request.get("max_lifetime", 600)
+        request["now"] = min(request["now"] + request.get("max_lifetime", 600), _LAST_SECOND)
     else:
-        request["now"] = request["now"] - request.get("max_lifetime", 600)
+        request["now"] = max(request["now"] - request.get("max_lifetime", 600), 0)
         return False
     return True
+
+
+#: A verifier's clock lies where a NumericDate of the profile does: 0 to 2^53 - 1 (section 3.2).
+_LAST_SECOND: Final = 2**53 - 1
 
 
 def _remake(rng: random.Random, token: str, key: Key, request: Mapping[str, Any]) -> str:

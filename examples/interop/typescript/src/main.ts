@@ -4,6 +4,7 @@
  *   node dist/main.js vectors <dir>   check spec/vectors/ (tokens, encrypted tokens, arguments, invalid keys; one line per vector, then "N passed, M failed")
  *   node dist/main.js verify          stdin {"jobs": [...]} -> stdout {"results": [{valid, state | reason}]}
  *   node dist/main.js mint            stdin {"jobs": [...]} -> stdout {"results": [{token}]}
+ *   node dist/main.js conformance     the JSON-lines protocol of `mrtr-state conformance`
  *
  * The job formats are those of tests/interop/harness.py. A bad job or bad input ends the program
  * with a message on stderr and exit status 2; a refused token is a result, not an error.
@@ -12,15 +13,20 @@
 import { dumps, isUnsafeIntegerLiteral, JsonError, parseStrictJson, type Json, type ParsedJson } from "mrtr-state";
 
 import { isObject, JobError, mintJob, verifyJob } from "./jobs.js";
+import { conformance } from "./conformance.js";
 import { checkVectors } from "./vectors.js";
 
-const USAGE = "usage: node dist/main.js vectors <dir> | verify | mint   (verify and mint read jobs on stdin)";
+const USAGE = "usage: node dist/main.js vectors <dir> | verify | mint | conformance   (the others read stdin)";
 const MAX_INPUT_DEPTH = 256;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === "vectors" && rest.length === 1 && rest[0] !== undefined) {
     return (await checkVectors(rest[0], (line) => process.stdout.write(line + "\n"))) === 0 ? 0 : 1;
+  }
+  if (command === "conformance" && rest.length === 0) {
+    await conformance();
+    return 0;
   }
   if ((command === "verify" || command === "mint") && rest.length === 0) {
     const { jobs, numbers } = await readJobs();

@@ -1,0 +1,53 @@
+/**
+ * The `conformance` command: the conformance protocol of `mrtr-state conformance` (docs/conformance.md)
+ * on stdin and stdout, one JSON object a line, answered in order with the package's verdicts.
+ */
+
+import { createInterface } from "node:readline";
+
+import { argumentsDigest, dumps, isBindable, JsonError, Key, KeyringError, parseStrictJson, type Json } from "mrtr-state";
+
+import { isObject, JobError, verifyJob } from "./jobs.js";
+
+const MAX_INPUT_DEPTH = 256;
+
+async function answer(request: { readonly [name: string]: Json }): Promise<{ [name: string]: Json }> {
+  const { id: _id, op, ...job } = request;
+  if (op === "verify") return await verifyJob(job);
+  if (op === "digest") {
+    if (!isBindable(request.arguments)) return { unbindable: true };
+    try {
+      return { digest: argumentsDigest(request.arguments) };
+    } catch {
+      return { unbindable: true };
+    }
+  }
+  if (op === "load_key") {
+    try {
+      Key.fromJwk(request.jwk);
+      return { loaded: true };
+    } catch (error) {
+      if (error instanceof KeyringError || error instanceof TypeError) return { loaded: false };
+      throw error;
+    }
+  }
+  return { unsupported: true };
+}
+
+/** Answer every request line; a line that is not a JSON object, or a job that cannot run, gets an error answer. */
+export async function conformance(): Promise<void> {
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    let reply: { [name: string]: Json };
+    let id: Json = null;
+    try {
+      const parsed = parseStrictJson(Buffer.from(line, "utf8"), { maxDepth: MAX_INPUT_DEPTH, iJson: false }).value;
+      if (!isObject(parsed)) throw new JobError("a request line is not a JSON object");
+      id = parsed.id ?? null;
+      reply = await answer(parsed);
+    } catch (error) {
+      if (!(error instanceof JobError || error instanceof JsonError)) throw error;
+      reply = { error: error.message };
+    }
+    process.stdout.write(dumps({ id, ...reply }) + "\n");
+  }
+}

@@ -249,7 +249,11 @@ def test_tokens_each_language_encrypts_follow_the_profile_and_hide_the_claims(
 
 
 def test_jose_decrypt_with_the_raw_key_reads_the_profiles_claims(typescript: harness.Program) -> None:
-    """jose's own jwtDecrypt, given only the 32 raw bytes, opens what the Python library encrypts."""
+    """jose's own jwtDecrypt, given only the 32 raw bytes, opens what the Python library encrypts.
+
+    The example depends on the mrtr-state package only; `jose` is a dependency of the package, so the
+    snippet runs from the package's directory (the example's build installs it there first).
+    """
     arguments: dict[str, Any] = {"x": 1}
     case = {"user": "alice", "prompt": "plan", "arguments": arguments, "state": {"trip": ["LHR", "JFK"]}}
     token = sealer(NOW).seal(case["state"], **request_of(case))
@@ -267,7 +271,7 @@ def test_jose_decrypt_with_the_raw_key_reads_the_profiles_claims(typescript: har
     """
     result = subprocess.run(
         ["node", "--input-type=module", "-e", script, str(NOW + 1)],
-        cwd=typescript.directory,
+        cwd=harness.ROOT / "typescript",
         input=json.dumps({"token": token, "key": ENCRYPTED.signing_key.private_jwk()["k"]}),
         capture_output=True,
         text=True,

@@ -8,11 +8,10 @@ are :mod:`mrtr_state.jws`'s.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any, Final
 
 from mrtr_state import _json
-from mrtr_state.canonical import arguments_digest
+from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState
 
 __all__ = ["ALL_CLAIMS", "REQUIRED_CLAIMS", "build", "check", "check_bindings", "validate"]
@@ -68,16 +67,12 @@ def validate(
     leeway: int,
     max_lifetime: int,
     issuer: str,
-    user: str,
-    aud: str,
-    arguments: Mapping[str, Any] | None,
+    binding: Binding,
     require_arguments: bool = False,
 ) -> dict[str, Any]:
     """Steps 12 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
     check(claims, now=now, leeway=leeway, max_lifetime=max_lifetime)
-    check_bindings(
-        claims, issuer=issuer, user=user, aud=aud, arguments=arguments, require_arguments=require_arguments
-    )
+    check_bindings(claims, issuer=issuer, binding=binding, require_arguments=require_arguments)
     return claims
 
 
@@ -117,38 +112,31 @@ def check_bindings(
     claims: dict[str, Any],
     *,
     issuer: str,
-    user: str,
-    aud: str,
-    arguments: Mapping[str, Any] | None,
+    binding: Binding,
     require_arguments: bool = False,
 ) -> None:
     """Steps 16 to 19: issuer, user, target and request binding, on claims :func:`check` passed.
 
-    With ``require_arguments`` a token without ``args_sha256`` is refused (step 19).
+    ``binding`` is the request being served. With ``require_arguments`` a token
+    without ``args_sha256`` is refused (step 19). The argument digest is computed
+    only for a token that carries one, and at most once per binding.
     """
     if claims["iss"] != issuer:
         raise InvalidRequestState("wrong_issuer", "claim 'iss' is not this server")
-    if claims["sub"] != user:
+    if claims["sub"] != binding.user:
         raise InvalidRequestState("wrong_user", "claim 'sub' is not the requesting user")
-    if claims["aud"] != aud:
+    if claims["aud"] != binding.aud:
         raise InvalidRequestState("wrong_tool", "claim 'aud' is not the requested target")
     digest = claims.get("args_sha256")
     if digest is None and require_arguments:
         raise InvalidRequestState("wrong_request", "the verifier requires claim 'args_sha256'; it is absent")
     if digest is not None:
-        if arguments is None:
+        if binding.arguments is None:
             raise InvalidRequestState("wrong_request", "claim 'args_sha256' is present, arguments are not")
-        actual = _digest_or_none(arguments)
+        # Unbindable arguments (not I-JSON, or an integer beyond 2**53 - 1) have no
+        # digest, so they match none (profile, 3.4).
+        actual = binding.digest_or_none
         if actual is None:
             raise InvalidRequestState("wrong_request", "the arguments are unbindable: they match no digest")
         if actual != digest:
             raise InvalidRequestState("wrong_request", "claim 'args_sha256' does not match the arguments")
-
-
-def _digest_or_none(arguments: Mapping[str, Any]) -> str | None:
-    # Unbindable arguments (not I-JSON, or an integer beyond 2**53 - 1) have no
-    # digest, so they match none (profile, 3.4).
-    try:
-        return arguments_digest(arguments)
-    except (TypeError, ValueError):
-        return None

@@ -22,13 +22,12 @@ from typing import Any, Final
 
 from mrtr_state import _b64, _json, claims, jwe, jws
 from mrtr_state._observe import observed_open, observed_open_async, observed_seal
-from mrtr_state.canonical import arguments_digest
+from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState, KeyringError
 from mrtr_state.key_source import KeySource, is_key_source
 from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, A256GCMKey, Key, Keyring
 from mrtr_state.metrics import StateMetrics
 from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
-from mrtr_state.target import audience
 
 __all__ = [
     "DEFAULT_LEEWAY",
@@ -284,7 +283,6 @@ class StateSealer:
         """The store ``consume=True`` redeems in, or ``None`` (then ``consume=True`` is an error)."""
         return self._replay_store
 
-    @observed_seal
     def seal(
         self,
         state: Any,
@@ -315,22 +313,31 @@ class StateSealer:
                 binding and ``arguments`` is missing for a tool or prompt.
             KeyringError: the ring cannot sign (its first key is a public key).
         """
-        aud = audience(tool=tool, prompt=prompt, resource=resource)
-        user = _non_empty("user", user)
+        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        return self.seal_bound(state, binding)
+
+    @observed_seal
+    def seal_bound(self, state: Any, binding: Binding) -> str:
+        """:meth:`seal` for a request already made a :class:`~mrtr_state.binding.Binding`.
+
+        The binding's argument digest is computed once and kept, so a request
+        that opens a token and seals a new one computes it once. Raises as
+        :meth:`seal`.
+        """
         _json.check_state(state)
-        if arguments is None and self._require_arguments and resource is None:
+        if binding.arguments is None and self._require_arguments and binding.kind != "resource":
             raise ValueError(
                 "this sealer requires the argument binding (require_arguments=True): pass the "
                 "request's arguments to seal (an empty dict when it has none)"
             )
-        digest = None if arguments is None else arguments_digest(arguments)
+        digest = binding.digest
         key = self._ring.signing_key
         jti = _b64.encode(self._entropy(_JTI_BYTES))
         payload = _json.dumps(
             claims.build(
                 issuer=self._issuer,
-                user=user,
-                aud=aud,
+                user=binding.user,
+                aud=binding.aud,
                 iat=int(self._clock()),
                 ttl=self._ttl,
                 jti=jti,
@@ -359,7 +366,6 @@ class StateSealer:
             )
         return jwe.encrypt(key, header, payload, self._entropy(jwe.IV_BYTES))
 
-    @observed_open
     def open(
         self,
         token: str,
@@ -388,8 +394,22 @@ class StateSealer:
             ValueError: ``consume=True`` on a sealer without a replay store.
             TypeError: ``consume=True`` with an async store (use :meth:`open_async`).
         """
+        self._store_for(consume, awaiting=False)  # configuration errors first, as always
+        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        return self.open_bound(token, binding, consume=consume, require_arguments=require_arguments)
+
+    @observed_open
+    def open_bound(
+        self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
+    ) -> Any:
+        """:meth:`open` for a request already made a :class:`~mrtr_state.binding.Binding`.
+
+        The argument digest is computed only if the token carries one, and kept
+        in the binding for a :meth:`seal_bound` of the same request. Raises as
+        :meth:`open`.
+        """
         store = self._store_for(consume, awaiting=False)
-        valid = self._verify(token, user, tool, prompt, resource, arguments, require_arguments)
+        valid = self._verify(token, binding, require_arguments)
         if store is not None:
             key, expires_at = self._redemption(valid)
             try:
@@ -403,7 +423,6 @@ class StateSealer:
             _settle(first)
         return valid["state"]
 
-    @observed_open_async
     async def open_async(
         self,
         token: str,
@@ -424,8 +443,19 @@ class StateSealer:
         :class:`~mrtr_state.MemoryReplayStore`, which never blocks on I/O).
         Verification itself is CPU work of microseconds and is not offloaded.
         """
+        self._store_for(consume, awaiting=True)  # configuration errors first, as always
+        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        return await self.open_bound_async(
+            token, binding, consume=consume, require_arguments=require_arguments
+        )
+
+    @observed_open_async
+    async def open_bound_async(
+        self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
+    ) -> Any:
+        """:meth:`open_async` for a request already made a :class:`~mrtr_state.binding.Binding`."""
         store = self._store_for(consume, awaiting=True)
-        valid = self._verify(token, user, tool, prompt, resource, arguments, require_arguments)
+        valid = self._verify(token, binding, require_arguments)
         if store is not None:
             key, expires_at = self._redemption(valid)
             try:
@@ -447,20 +477,9 @@ class StateSealer:
             raise TypeError(_ASYNC_STORE_IN_SYNC_OPEN)
         return store
 
-    def _verify(
-        self,
-        token: str,
-        user: str,
-        tool: str | None,
-        prompt: str | None,
-        resource: str | None,
-        arguments: Mapping[str, Any] | None,
-        require_arguments: bool | None = None,
-    ) -> dict[str, Any]:
+    def _verify(self, token: str, binding: Binding, require_arguments: bool | None = None) -> dict[str, Any]:
         """Steps 1 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
         required = self._require_arguments if require_arguments is None else require_arguments
-        aud = audience(tool=tool, prompt=prompt, resource=resource)
-        user = _non_empty("user", user)
         if jwe.is_encrypted(token, self._max_token_bytes):
             decoded = self._decrypt(token)
         else:
@@ -476,11 +495,9 @@ class StateSealer:
             leeway=self._leeway,
             max_lifetime=self._max_lifetime,
             issuer=self._issuer,
-            user=user,
-            aud=aud,
-            arguments=arguments,
+            binding=binding,
             # A resource read has no arguments (profile, 3.4): nothing to require.
-            require_arguments=required and resource is None,
+            require_arguments=required and binding.kind != "resource",
         )
 
     def _decrypt(self, token: str) -> dict[str, Any]:

@@ -14,7 +14,16 @@ from mrtr_state import _json
 from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState
 
-__all__ = ["ALL_CLAIMS", "REQUIRED_CLAIMS", "build", "check", "check_bindings", "validate"]
+__all__ = [
+    "ALL_CLAIMS",
+    "REQUIRED_CLAIMS",
+    "EncodedState",
+    "build",
+    "check",
+    "check_bindings",
+    "encode",
+    "validate",
+]
 
 #: Claims every token carries.
 REQUIRED_CLAIMS: Final = frozenset({"iss", "sub", "aud", "iat", "exp", "jti", "state"})
@@ -53,6 +62,57 @@ def build(
         claims["args_sha256"] = args_sha256
     claims["state"] = state
     return claims
+
+
+class EncodedState:
+    """A state checked against the profile (section 3.3) and written as compact JSON, once.
+
+    Made from the state value: :func:`~mrtr_state._json.check_state`, then the
+    compact UTF-8 JSON the token carries as its ``state`` claim (``json``). A
+    sealer that is given one neither checks nor writes the state again, so a
+    state made into text on its way out of a handler is not walked twice.
+
+    Raises (when made): as :meth:`~mrtr_state.StateSealer.seal` for its state,
+    :class:`TypeError` for a value that is not JSON and :class:`ValueError` for
+    JSON the profile cannot carry exactly.
+    """
+
+    __slots__ = ("json",)
+
+    json: bytes
+
+    def __init__(self, state: Any) -> None:
+        _json.check_state(state)
+        object.__setattr__(self, "json", _json.dumps(state))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("EncodedState objects are immutable")
+
+    def __repr__(self) -> str:
+        return f"EncodedState(<{len(self.json)} bytes>)"
+
+
+def encode(
+    *,
+    issuer: str,
+    user: str,
+    aud: str,
+    iat: int,
+    ttl: int,
+    jti: str,
+    state: EncodedState,
+    args_sha256: str | None,
+) -> bytes:
+    """The claims JSON a minter emits: the bytes of ``dumps(build(...))``, the state written once.
+
+    ``state`` is the last member (:func:`build`), so its encoded JSON is put in
+    place of the closing brace of the other claims' compact JSON.
+    """
+    head = build(
+        issuer=issuer, user=user, aud=aud, iat=iat, ttl=ttl, jti=jti, state=None, args_sha256=args_sha256
+    )
+    del head["state"]
+    return b"".join((_json.dumps(head)[:-1], b',"state":', state.json, b"}"))
 
 
 def _is_time(value: object) -> bool:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from mrtr_state import _b64, _json, claims, jwe, jws
+from mrtr_state import _b64, claims, jwe, jws
 from mrtr_state._observe import observed_open, observed_open_async, observed_seal
 from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState, KeyringError
@@ -316,7 +316,6 @@ class StateSealer:
         binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
         return self.seal_bound(state, binding)
 
-    @observed_seal
     def seal_bound(self, state: Any, binding: Binding) -> str:
         """:meth:`seal` for a request already made a :class:`~mrtr_state.binding.Binding`.
 
@@ -324,7 +323,18 @@ class StateSealer:
         that opens a token and seals a new one computes it once. Raises as
         :meth:`seal`.
         """
-        _json.check_state(state)
+        return self.seal_encoded(claims.EncodedState(state), binding)
+
+    @observed_seal
+    def seal_encoded(self, state: claims.EncodedState, binding: Binding) -> str:
+        """:meth:`seal_bound` for a state already checked and written once.
+
+        ``state`` is a :class:`~mrtr_state.claims.EncodedState`: it is neither
+        checked nor serialized again. Raises as :meth:`seal`,
+        except for the state itself, which was checked when it was encoded.
+        """
+        if not isinstance(state, claims.EncodedState):
+            raise TypeError(f"state must be an EncodedState, not {type(state).__name__}")
         if binding.arguments is None and self._require_arguments and binding.kind != "resource":
             raise ValueError(
                 "this sealer requires the argument binding (require_arguments=True): pass the "
@@ -333,17 +343,15 @@ class StateSealer:
         digest = binding.digest
         key = self._ring.signing_key
         jti = _b64.encode(self._entropy(_JTI_BYTES))
-        payload = _json.dumps(
-            claims.build(
-                issuer=self._issuer,
-                user=binding.user,
-                aud=binding.aud,
-                iat=int(self._clock()),
-                ttl=self._ttl,
-                jti=jti,
-                state=state,
-                args_sha256=digest,
-            )
+        payload = claims.encode(
+            issuer=self._issuer,
+            user=binding.user,
+            aud=binding.aud,
+            iat=int(self._clock()),
+            ttl=self._ttl,
+            jti=jti,
+            state=state,
+            args_sha256=digest,
         )
         header = self._signing_header
         if isinstance(key, A256GCMKey):

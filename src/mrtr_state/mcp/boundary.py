@@ -39,7 +39,7 @@ from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.mcp.plaintext import claim_of, text_of
+from mrtr_state.mcp.plaintext import encoded_claim_of, text_of
 from mrtr_state.mcp.principal import Principal, authenticated_subject
 from mrtr_state.mcp.refusal import jsonrpc_error, tool_error
 from mrtr_state.mcp.request import TARGET_METHODS, target_of
@@ -237,7 +237,7 @@ class StateBoundary:
             result = await call_next(ctx)
         finally:
             CURRENT_ROUND.reset(round_token)
-        return self._seal_result(ctx, result, binding)
+        return self._seal_result(ctx, result, binding, verified)
 
     def _is_single_use(self, binding: Binding) -> bool:
         single_use = self._single_use
@@ -285,7 +285,11 @@ class StateBoundary:
         return wire
 
     def _seal_result(
-        self, ctx: ServerRequestContext[Any, Any], result: HandlerResult, binding: Binding | None
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        result: HandlerResult,
+        binding: Binding | None,
+        verified: VerifiedRound,
     ) -> HandlerResult:
         if not is_input_required(result):
             return result
@@ -300,7 +304,10 @@ class StateBoundary:
         if binding is None:  # a first round: the request is bound only now that a state is sealed
             binding = self._binding(ctx)
         try:
-            token = self._sealer.seal_bound(claim_of(state), binding)
+            # A state input_required wrote in this round is checked and encoded
+            # already; any other text is parsed, checked and written once here.
+            encoded = verified.encoded.get(state) or encoded_claim_of(state)
+            token = self._sealer.seal_encoded(encoded, binding)
         except (TypeError, ValueError) as exc:
             # Only now find out whose fault it is: the client's arguments (no digest
             # exists for them, recorded in the binding), or the server's (too large,

@@ -25,7 +25,7 @@ from mrtr_state._observe import observed_open, observed_open_async, observed_sea
 from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState, KeyringError
 from mrtr_state.key_source import KeySource, is_key_source
-from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, A256GCMKey, Key, Keyring
+from mrtr_state.keys import A256GCMKey, Key, Keyring
 from mrtr_state.metrics import StateMetrics
 from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
 
@@ -200,14 +200,10 @@ class StateSealer:
             "_replay_store": replay_store,
             "_replay_async": is_async_store(replay_store),
             "_require_arguments": require_arguments,
-            # The exact header segments this ring's keys are minted with: a token
-            # carrying one of them needs no header parsing (steps 4 to 9 hold by
-            # construction). Any other header takes the full path.
-            "_known_headers": {jws.header_segment(key): key for key in ring if key.alg in ALGORITHMS},
-            # The same for the encrypted form's protected headers (profile, 3.6).
-            "_encrypted_headers": {
-                jwe.header_segment(key): key for key in ring if isinstance(key, A256GCMKey)
-            },
+            # The header segments this generation's keys mint with, for each form's
+            # fast path (jws.verify, jwe.open_claims).
+            "_known_headers": jws.known_headers(ring),
+            "_encrypted_headers": jwe.known_headers(ring),
             "_signing_header": _minting_header(ring.keys[0]),
         }
         for name, value in settings.items():
@@ -354,25 +350,16 @@ class StateSealer:
             args_sha256=digest,
         )
         header = self._signing_header
+        encrypted = isinstance(key, A256GCMKey)
+        size = jwe.size(header, len(payload)) if encrypted else jws.size(header, len(payload), key.alg)
+        if size > self._max_token_bytes:
+            raise ValueError(
+                f"the sealed state would be {size} bytes, over the cap of "
+                f"{self._max_token_bytes}; keep less in requestState"
+            )
         if isinstance(key, A256GCMKey):
-            return self._encrypt(key, header, payload)
-        size = len(header) + 2 + (len(payload) * 4 + 2) // 3 + (SIGNATURE_BYTES[key.alg] * 4 + 2) // 3
-        if size > self._max_token_bytes:
-            raise ValueError(
-                f"the sealed state would be {size} bytes, over the cap of "
-                f"{self._max_token_bytes}; keep less in requestState"
-            )
+            return jwe.encrypt(key, header, payload, self._entropy(jwe.IV_BYTES))
         return jws.sign(key, header, payload)
-
-    def _encrypt(self, key: A256GCMKey, header: str, payload: bytes) -> str:
-        """The encrypted form of ``payload``, with a fresh random IV from ``entropy``."""
-        size = jwe.size(header, len(payload))
-        if size > self._max_token_bytes:
-            raise ValueError(
-                f"the sealed state would be {size} bytes, over the cap of "
-                f"{self._max_token_bytes}; keep less in requestState"
-            )
-        return jwe.encrypt(key, header, payload, self._entropy(jwe.IV_BYTES))
 
     def open(
         self,
@@ -489,14 +476,9 @@ class StateSealer:
         """Steps 1 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
         required = self._require_arguments if require_arguments is None else require_arguments
         if jwe.is_encrypted(token, self._max_token_bytes):
-            decoded = self._decrypt(token)
+            decoded = jwe.open_claims(token, self._max_token_bytes, self._encrypted_headers, self._ring)
         else:
-            header, payload, signature = jws.split(token, self._max_token_bytes)
-            key = self._known_headers.get(header)
-            if key is None:
-                key = jws.key_for_header(jws.decode_header(header), self._ring)
-            jws.verify_signature(key, header, payload, signature)
-            decoded = jws.decode_payload(payload)
+            decoded = jws.verify(token, self._max_token_bytes, self._known_headers, self._ring)
         return claims.validate(
             decoded,
             now=int(self._clock()),
@@ -507,14 +489,6 @@ class StateSealer:
             # A resource read has no arguments (profile, 3.4): nothing to require.
             require_arguments=required and binding.kind != "resource",
         )
-
-    def _decrypt(self, token: str) -> dict[str, Any]:
-        """Steps 1 to 11 of the encrypted form (profile, section 5.1): the decrypted claims."""
-        header, iv, ciphertext, tag = jwe.split(token, self._max_token_bytes)
-        key = self._encrypted_headers.get(header)
-        if key is None:
-            key = jwe.key_for_header(jws.decode_header(header), self._ring)
-        return jwe.decode_claims(jwe.decrypt(key, header, iv, ciphertext, tag))
 
     def _redemption(self, valid: dict[str, Any]) -> tuple[str, int]:
         """Step 20's store key and retention for a verified token.

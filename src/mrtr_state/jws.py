@@ -13,8 +13,9 @@ verifies, but parsing is done here, once. ``jwt.decode`` parses leniently (a
 duplicate member wins last, ``exp`` may be a float) and checks none of the
 profile's header or JSON rules, so using it would mean a second, strict parse of
 the same segments; it also checks the base64url alphabet one byte at a time in
-Python. Measured on the same token, it costs 3 to 4 times the whole of
-``StateSealer.open`` before any profile check (docs/benchmarks.md). So the
+Python. Measured on the same token, it costs more than the whole of
+``StateSealer.open`` before any profile check (the figure is in
+docs/benchmarks.md, "The design choice"). So the
 profile's checks are the single parsing pass, and where a rule needs more than the
 C JSON parser gives, it is a C-speed pass over the bytes rather than a Python loop.
 """
@@ -92,7 +93,8 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     ):
         raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
     # Deleting every base64url character must leave exactly the two dots: one C-speed
-    # pass checks the alphabet and the segment count (a regex costs ten times more).
+    # pass checks the alphabet and the segment count (a regex costs more; the figure
+    # is in docs/benchmarks.md).
     if _b64.outside_alphabet(token) != b"..":
         raise InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'")
     header, payload, signature = token.split(".")

@@ -13,13 +13,14 @@ import binascii
 import re
 from typing import Final
 
+#: The URL-safe alphabet (RFC 4648, section 5), in the order of the values it encodes.
+ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
 _ALPHABET: Final = re.compile(r"[A-Za-z0-9_-]*")
 
 # For a final group of two or three characters, the low bits of the last
 # character carry no data and must be zero in the canonical encoding.
-_VALUE: Final = {
-    c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-}
+_VALUE: Final = {chr(c): i for i, c in enumerate(ALPHABET)}
 _UNUSED_BITS_MASK: Final = {0: 0, 2: 0x0F, 3: 0x03}
 
 
@@ -29,6 +30,22 @@ _TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
 def encode(data: bytes) -> str:
     """Return the unpadded base64url encoding of ``data``."""
     return binascii.b2a_base64(data, newline=False).rstrip(b"=").translate(_TO_URLSAFE).decode("ascii")
+
+
+def encoded_length(size: int) -> int:
+    """The length of the unpadded encoding of ``size`` bytes."""
+    return (size * 4 + 2) // 3
+
+
+def outside_alphabet(text: str) -> bytes | None:
+    """The characters of ``text`` that are not in the alphabet, in order; ``None`` if any is not ASCII.
+
+    One C-speed pass: a compact serialization is its segments' alphabet and the
+    dots between them, so what is left is exactly its dots when it has that shape.
+    """
+    if not text.isascii():
+        return None
+    return text.encode("ascii").translate(None, ALPHABET)
 
 
 def is_canonical(text: str) -> bool:

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
+from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState
 from mrtr_state.key_source import KeySource, refresh_for_unknown_key, refresh_for_unknown_key_async
 from mrtr_state.metrics import StateMetrics, record
@@ -44,31 +45,22 @@ class _Observed(Protocol):
     def _current(self) -> Any: ...
 
 
-def _method(options: Mapping[str, Any]) -> str:
-    """The target method of a call, from which target keyword it names."""
-    if options.get("tool") is not None:
-        return "tools/call"
-    if options.get("prompt") is not None:
-        return "prompts/get"
-    return "resources/read"
-
-
-def _refused(sealer: _Observed, options: Mapping[str, Any], refusal: InvalidRequestState) -> None:
+def _refused(sealer: _Observed, binding: Binding, refusal: InvalidRequestState) -> None:
     metrics = sealer.metrics
     if metrics is None:
         return
-    method = _method(options)
+    method = binding.method
     record(metrics, "open", method=method, outcome="refused")
     record(metrics, "refusal", method=method, reason=refusal.reason)
     if refusal.reason == "store_unavailable":
         record(metrics, "store_outage", method=method)
 
 
-def _accepted(sealer: _Observed, options: Mapping[str, Any]) -> None:
+def _accepted(sealer: _Observed, binding: Binding, options: Mapping[str, Any]) -> None:
     metrics = sealer.metrics
     if metrics is None:
         return
-    method = _method(options)
+    method = binding.method
     record(metrics, "open", method=method, outcome="accepted")
     if options.get("consume"):
         record(metrics, "redemption", method=method)
@@ -86,10 +78,10 @@ def observed_seal(seal: Callable[..., str]) -> Callable[..., str]:
     """Count every token ``seal`` mints, by target method."""
 
     @functools.wraps(seal)
-    def wrapper(self: _Observed, *args: Any, **options: Any) -> str:
-        token = seal(self._current(), *args, **options)
+    def wrapper(self: _Observed, state: Any, binding: Binding) -> str:
+        token = seal(self._current(), state, binding)
         if self.metrics is not None:
-            record(self.metrics, "seal", method=_method(options))
+            record(self.metrics, "seal", method=binding.method)
         return token
 
     return wrapper
@@ -99,22 +91,22 @@ def observed_open(open_: Callable[..., T]) -> Callable[..., T]:
     """Open again once after new keys were found for ``unknown_key``; count the outcome."""
 
     @functools.wraps(open_)
-    def wrapper(self: _Observed, *args: Any, **options: Any) -> T:
+    def wrapper(self: _Observed, token: str, binding: Binding, **options: Any) -> T:
         try:
             generation = self._current()
             try:
-                state = open_(generation, *args, **options)
+                state = open_(generation, token, binding, **options)
             except InvalidRequestState as refusal:
                 if refusal.reason != "unknown_key":
                     raise
                 if not _safe_refresh(self) and self._current() is generation:
                     raise
-                state = open_(self._current(), *args, **options)
+                state = open_(self._current(), token, binding, **options)
         except InvalidRequestState as refusal:
-            _refused(self, options, refusal)
+            _refused(self, binding, refusal)
             raise
         if self.metrics is not None:
-            _accepted(self, options)
+            _accepted(self, binding, options)
         return state
 
     return wrapper
@@ -124,11 +116,11 @@ def observed_open_async(open_async: Callable[..., Awaitable[T]]) -> Callable[...
     """:func:`observed_open` for ``open_async``: the key source looks without blocking the loop."""
 
     @functools.wraps(open_async)
-    async def wrapper(self: _Observed, *args: Any, **options: Any) -> T:
+    async def wrapper(self: _Observed, token: str, binding: Binding, **options: Any) -> T:
         try:
             generation = self._current()
             try:
-                state = await open_async(generation, *args, **options)
+                state = await open_async(generation, token, binding, **options)
             except InvalidRequestState as refusal:
                 if refusal.reason != "unknown_key":
                     raise
@@ -139,12 +131,12 @@ def observed_open_async(open_async: Callable[..., Awaitable[T]]) -> Callable[...
                     changed = False
                 if not changed and self._current() is generation:
                     raise
-                state = await open_async(self._current(), *args, **options)
+                state = await open_async(self._current(), token, binding, **options)
         except InvalidRequestState as refusal:
-            _refused(self, options, refusal)
+            _refused(self, binding, refusal)
             raise
         if self.metrics is not None:
-            _accepted(self, options)
+            _accepted(self, binding, options)
         return state
 
     return wrapper

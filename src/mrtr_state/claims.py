@@ -8,14 +8,22 @@ are :mod:`mrtr_state.jws`'s.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any, Final
 
 from mrtr_state import _json
-from mrtr_state.canonical import arguments_digest
+from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState
 
-__all__ = ["ALL_CLAIMS", "REQUIRED_CLAIMS", "build", "check", "check_bindings", "validate"]
+__all__ = [
+    "ALL_CLAIMS",
+    "REQUIRED_CLAIMS",
+    "EncodedState",
+    "build",
+    "check",
+    "check_bindings",
+    "encode",
+    "validate",
+]
 
 #: Claims every token carries.
 REQUIRED_CLAIMS: Final = frozenset({"iss", "sub", "aud", "iat", "exp", "jti", "state"})
@@ -56,6 +64,57 @@ def build(
     return claims
 
 
+class EncodedState:
+    """A state checked against the profile (section 3.3) and written as compact JSON, once.
+
+    Made from the state value: :func:`~mrtr_state._json.check_state`, then the
+    compact UTF-8 JSON the token carries as its ``state`` claim (``json``). A
+    sealer that is given one neither checks nor writes the state again, so a
+    state made into text on its way out of a handler is not walked twice.
+
+    Raises (when made): as :meth:`~mrtr_state.StateSealer.seal` for its state,
+    :class:`TypeError` for a value that is not JSON and :class:`ValueError` for
+    JSON the profile cannot carry exactly.
+    """
+
+    __slots__ = ("json",)
+
+    json: bytes
+
+    def __init__(self, state: Any) -> None:
+        _json.check_state(state)
+        object.__setattr__(self, "json", _json.dumps(state))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("EncodedState objects are immutable")
+
+    def __repr__(self) -> str:
+        return f"EncodedState(<{len(self.json)} bytes>)"
+
+
+def encode(
+    *,
+    issuer: str,
+    user: str,
+    aud: str,
+    iat: int,
+    ttl: int,
+    jti: str,
+    state: EncodedState,
+    args_sha256: str | None,
+) -> bytes:
+    """The claims JSON a minter emits: the bytes of ``dumps(build(...))``, the state written once.
+
+    ``state`` is the last member (:func:`build`), so its encoded JSON is put in
+    place of the closing brace of the other claims' compact JSON.
+    """
+    head = build(
+        issuer=issuer, user=user, aud=aud, iat=iat, ttl=ttl, jti=jti, state=None, args_sha256=args_sha256
+    )
+    del head["state"]
+    return b"".join((_json.dumps(head)[:-1], b',"state":', state.json, b"}"))
+
+
 def _is_time(value: object) -> bool:
     # bool is an int in Python; JSON true is not a NumericDate.
     return type(value) is int and 0 <= value <= _json.MAX_SAFE_INTEGER
@@ -68,16 +127,12 @@ def validate(
     leeway: int,
     max_lifetime: int,
     issuer: str,
-    user: str,
-    aud: str,
-    arguments: Mapping[str, Any] | None,
+    binding: Binding,
     require_arguments: bool = False,
 ) -> dict[str, Any]:
     """Steps 12 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
     check(claims, now=now, leeway=leeway, max_lifetime=max_lifetime)
-    check_bindings(
-        claims, issuer=issuer, user=user, aud=aud, arguments=arguments, require_arguments=require_arguments
-    )
+    check_bindings(claims, issuer=issuer, binding=binding, require_arguments=require_arguments)
     return claims
 
 
@@ -117,38 +172,31 @@ def check_bindings(
     claims: dict[str, Any],
     *,
     issuer: str,
-    user: str,
-    aud: str,
-    arguments: Mapping[str, Any] | None,
+    binding: Binding,
     require_arguments: bool = False,
 ) -> None:
     """Steps 16 to 19: issuer, user, target and request binding, on claims :func:`check` passed.
 
-    With ``require_arguments`` a token without ``args_sha256`` is refused (step 19).
+    ``binding`` is the request being served. With ``require_arguments`` a token
+    without ``args_sha256`` is refused (step 19). The argument digest is computed
+    only for a token that carries one, and at most once per binding.
     """
     if claims["iss"] != issuer:
         raise InvalidRequestState("wrong_issuer", "claim 'iss' is not this server")
-    if claims["sub"] != user:
+    if claims["sub"] != binding.user:
         raise InvalidRequestState("wrong_user", "claim 'sub' is not the requesting user")
-    if claims["aud"] != aud:
+    if claims["aud"] != binding.aud:
         raise InvalidRequestState("wrong_tool", "claim 'aud' is not the requested target")
     digest = claims.get("args_sha256")
     if digest is None and require_arguments:
         raise InvalidRequestState("wrong_request", "the verifier requires claim 'args_sha256'; it is absent")
     if digest is not None:
-        if arguments is None:
+        if binding.arguments is None:
             raise InvalidRequestState("wrong_request", "claim 'args_sha256' is present, arguments are not")
-        actual = _digest_or_none(arguments)
+        # Unbindable arguments (not I-JSON, or an integer beyond 2**53 - 1) have no
+        # digest, so they match none (profile, 3.4).
+        actual = binding.digest_or_none
         if actual is None:
             raise InvalidRequestState("wrong_request", "the arguments are unbindable: they match no digest")
         if actual != digest:
             raise InvalidRequestState("wrong_request", "claim 'args_sha256' does not match the arguments")
-
-
-def _digest_or_none(arguments: Mapping[str, Any]) -> str | None:
-    # Unbindable arguments (not I-JSON, or an integer beyond 2**53 - 1) have no
-    # digest, so they match none (profile, 3.4).
-    try:
-        return arguments_digest(arguments)
-    except (TypeError, ValueError):
-        return None

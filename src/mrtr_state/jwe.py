@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from mrtr_state import _b64, _json
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.jws import TYP
+from mrtr_state.jws import TYP, decode_header
 from mrtr_state.keys import ENCRYPTION_ALGORITHM, A256GCMKey, Key, Keyring
 
 __all__ = [
@@ -37,6 +37,8 @@ __all__ = [
     "header_segment",
     "is_encrypted",
     "key_for_header",
+    "known_headers",
+    "open_claims",
     "size",
     "split",
 ]
@@ -53,9 +55,8 @@ TAG_BYTES: Final = 16
 #: The number of segments of a compact JWE.
 SEGMENTS: Final = 5
 
-_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 # The encoded lengths of the IV and the tag, and the four dots and the empty key segment.
-_FIXED_CHARS: Final = 4 + (IV_BYTES * 4 + 2) // 3 + (TAG_BYTES * 4 + 2) // 3
+_FIXED_CHARS: Final = 4 + _b64.encoded_length(IV_BYTES) + _b64.encoded_length(TAG_BYTES)
 
 
 def is_encrypted(token: object, max_bytes: int) -> bool:
@@ -72,9 +73,14 @@ def header_segment(key: A256GCMKey) -> str:
     return _b64.encode(_json.dumps({"alg": ALG, "enc": ENC, "typ": TYP, "kid": key.kid}))
 
 
+def known_headers(ring: Keyring) -> dict[str, A256GCMKey]:
+    """The exact protected header segments the ring's A256GCM keys mint with, and their keys."""
+    return {header_segment(key): key for key in ring if isinstance(key, A256GCMKey)}
+
+
 def size(header: str, plaintext_bytes: int) -> int:
     """The length of the token :func:`encrypt` makes from a plaintext of this many bytes."""
-    return len(header) + _FIXED_CHARS + (plaintext_bytes * 4 + 2) // 3
+    return len(header) + _FIXED_CHARS + _b64.encoded_length(plaintext_bytes)
 
 
 def encrypt(key: A256GCMKey, header: str, plaintext: bytes, iv: bytes) -> str:
@@ -101,7 +107,7 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str, str]:
         not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
     ):
         raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
-    if not token.isascii() or token.encode("ascii").translate(None, _ALPHABET) != b"....":
+    if _b64.outside_alphabet(token) != b"....":
         raise InvalidRequestState("malformed", "the token is not five base64url segments joined by '.'")
     header, encrypted_key, iv, ciphertext, tag = token.split(".")
     if encrypted_key:
@@ -152,6 +158,19 @@ def decrypt(key: A256GCMKey, header: str, iv: str, ciphertext: str, tag: str) ->
     if plaintext is None:
         raise InvalidRequestState("bad_signature", "the token's tag does not verify")
     return plaintext
+
+
+def open_claims(token: object, max_bytes: int, known: dict[str, A256GCMKey], ring: Keyring) -> dict[str, Any]:
+    """Steps 1 to 11 of the encrypted form (profile, section 5.1): the decrypted claims.
+
+    ``known`` is :func:`known_headers` of ``ring``: a protected header found
+    there names its key without being parsed.
+    """
+    header, iv, ciphertext, tag = split(token, max_bytes)
+    key = known.get(header)
+    if key is None:
+        key = key_for_header(decode_header(header), ring)
+    return decode_claims(decrypt(key, header, iv, ciphertext, tag))
 
 
 def decode_claims(plaintext: bytes) -> dict[str, Any]:

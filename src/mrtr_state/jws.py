@@ -4,15 +4,18 @@ This layer knows segments, base64url, JSON and the JOSE header; it knows nothing
 claims. It implements steps 1 to 10 of the validation procedure (profile, section
 5): size, segments, base64url, header JSON, header allowlist, ``alg``, ``typ``,
 ``kid``, algorithm pinned to the key, signature; and the payload's JSON
-strictness (step 11).
+strictness (step 11). It owns the compact format: the known-header fast path
+(:func:`known_headers`, :func:`verify`) and the size of a token before it is
+made (:func:`size`); :mod:`mrtr_state.sealer` only orchestrates.
 
 Why this is not ``jwt.decode``: PyJWT (through :mod:`mrtr_state.keys`) signs and
 verifies, but parsing is done here, once. ``jwt.decode`` parses leniently (a
 duplicate member wins last, ``exp`` may be a float) and checks none of the
 profile's header or JSON rules, so using it would mean a second, strict parse of
 the same segments; it also checks the base64url alphabet one byte at a time in
-Python. Measured on the same token, it costs 3 to 4 times the whole of
-``StateSealer.open`` before any profile check (docs/benchmarks.md). So the
+Python. Measured on the same token, it costs more than the whole of
+``StateSealer.open`` before any profile check (the figure is in
+docs/benchmarks.md, "The design choice"). So the
 profile's checks are the single parsing pass, and where a rule needs more than the
 C JSON parser gives, it is a C-speed pass over the bytes rather than a Python loop.
 """
@@ -34,8 +37,11 @@ __all__ = [
     "decode_unverified",
     "header_segment",
     "key_for_header",
+    "known_headers",
     "sign",
+    "size",
     "split",
+    "verify",
     "verify_signature",
 ]
 
@@ -46,12 +52,24 @@ TYP: Final = "mrtr-state+jwt"
 #: ``jku``, ``jwk``, ``x5u``, ``x5c``, ``zip``, ``cty``, ...) is refused.
 HEADER_PARAMETERS: Final = frozenset({"alg", "kid", "typ"})
 
-_ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
 
 def header_segment(key: Key) -> str:
     """The encoded header a minter emits for ``key``: ``alg``, ``typ``, ``kid``, in that order."""
     return _b64.encode(_json.dumps({"alg": key.alg, "typ": TYP, "kid": key.kid}))
+
+
+def known_headers(ring: Keyring) -> dict[str, Key]:
+    """The exact header segments the ring's signing-form keys mint with, and their keys.
+
+    A token carrying one of them needs no header parsing: steps 4 to 9 hold by
+    construction (:func:`verify`). Any other header takes the full path.
+    """
+    return {header_segment(key): key for key in ring if key.alg in ALGORITHMS}
+
+
+def size(header: str, payload_bytes: int, alg: str) -> int:
+    """The length of the token :func:`sign` makes from a payload of this many bytes."""
+    return len(header) + 2 + _b64.encoded_length(payload_bytes) + _b64.encoded_length(SIGNATURE_BYTES[alg])
 
 
 def sign(key: Key, header: str, payload: bytes) -> str:
@@ -75,8 +93,9 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     ):
         raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
     # Deleting every base64url character must leave exactly the two dots: one C-speed
-    # pass checks the alphabet and the segment count (a regex costs ten times more).
-    if not token.isascii() or token.encode("ascii").translate(None, _ALPHABET) != b"..":
+    # pass checks the alphabet and the segment count (a regex costs more; the figure
+    # is in docs/benchmarks.md).
+    if _b64.outside_alphabet(token) != b"..":
         raise InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'")
     header, payload, signature = token.split(".")
     if not (header and payload and signature):
@@ -136,6 +155,20 @@ def decode_payload(segment: str) -> dict[str, Any]:
     if not isinstance(claims, dict):
         raise InvalidRequestState("malformed", "the payload is not a JSON object")
     return claims
+
+
+def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) -> dict[str, Any]:
+    """Steps 1 to 11 of the signed form: the claims of a token whose signature verifies.
+
+    ``known`` is :func:`known_headers` of ``ring``: a header segment found there
+    names its key without being parsed.
+    """
+    header, payload, signature = split(token, max_bytes)
+    key = known.get(header)
+    if key is None:
+        key = key_for_header(decode_header(header), ring)
+    verify_signature(key, header, payload, signature)
+    return decode_payload(payload)
 
 
 def decode_unverified(token: object, *, max_bytes: int = 1 << 20) -> tuple[dict[str, Any], dict[str, Any]]:

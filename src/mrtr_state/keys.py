@@ -351,7 +351,8 @@ class EdDSAKey(Key):
     def verify(self, message: bytes, signature: bytes) -> bool:
         """Verify an Ed25519 signature of ``message``."""
         # cryptography directly: PyJWT's OKPAlgorithm wrapper re-checks types on
-        # every call, about 3% of an EdDSA open (docs/benchmarks.md).
+        # every call, a measurable part of an EdDSA open (the figure is in
+        # docs/benchmarks.md).
         try:
             self._public.verify(signature, message)
         except InvalidSignature:

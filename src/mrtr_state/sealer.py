@@ -20,15 +20,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from mrtr_state import _b64, _json, claims, jwe, jws
+from mrtr_state import _b64, claims, jwe, jws
 from mrtr_state._observe import observed_open, observed_open_async, observed_seal
-from mrtr_state.canonical import arguments_digest
+from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState, KeyringError
 from mrtr_state.key_source import KeySource, is_key_source
-from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, A256GCMKey, Key, Keyring
+from mrtr_state.keys import A256GCMKey, Key, Keyring
 from mrtr_state.metrics import StateMetrics
 from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
-from mrtr_state.target import audience
 
 __all__ = [
     "DEFAULT_LEEWAY",
@@ -201,14 +200,10 @@ class StateSealer:
             "_replay_store": replay_store,
             "_replay_async": is_async_store(replay_store),
             "_require_arguments": require_arguments,
-            # The exact header segments this ring's keys are minted with: a token
-            # carrying one of them needs no header parsing (steps 4 to 9 hold by
-            # construction). Any other header takes the full path.
-            "_known_headers": {jws.header_segment(key): key for key in ring if key.alg in ALGORITHMS},
-            # The same for the encrypted form's protected headers (profile, 3.6).
-            "_encrypted_headers": {
-                jwe.header_segment(key): key for key in ring if isinstance(key, A256GCMKey)
-            },
+            # The header segments this generation's keys mint with, for each form's
+            # fast path (jws.verify, jwe.open_claims).
+            "_known_headers": jws.known_headers(ring),
+            "_encrypted_headers": jwe.known_headers(ring),
             "_signing_header": _minting_header(ring.keys[0]),
         }
         for name, value in settings.items():
@@ -284,7 +279,6 @@ class StateSealer:
         """The store ``consume=True`` redeems in, or ``None`` (then ``consume=True`` is an error)."""
         return self._replay_store
 
-    @observed_seal
     def seal(
         self,
         state: Any,
@@ -315,51 +309,58 @@ class StateSealer:
                 binding and ``arguments`` is missing for a tool or prompt.
             KeyringError: the ring cannot sign (its first key is a public key).
         """
-        aud = audience(tool=tool, prompt=prompt, resource=resource)
-        user = _non_empty("user", user)
-        _json.check_state(state)
-        if arguments is None and self._require_arguments and resource is None:
+        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        return self.seal_bound(state, binding)
+
+    def seal_bound(self, state: Any, binding: Binding) -> str:
+        """:meth:`seal` for a request already made a :class:`~mrtr_state.binding.Binding`.
+
+        The binding's argument digest is computed once and kept, so a request
+        that opens a token and seals a new one computes it once. Raises as
+        :meth:`seal`.
+        """
+        return self.seal_encoded(claims.EncodedState(state), binding)
+
+    @observed_seal
+    def seal_encoded(self, state: claims.EncodedState, binding: Binding) -> str:
+        """:meth:`seal_bound` for a state already checked and written once.
+
+        ``state`` is a :class:`~mrtr_state.claims.EncodedState`: it is neither
+        checked nor serialized again. Raises as :meth:`seal`,
+        except for the state itself, which was checked when it was encoded.
+        """
+        if not isinstance(state, claims.EncodedState):
+            raise TypeError(f"state must be an EncodedState, not {type(state).__name__}")
+        if binding.arguments is None and self._require_arguments and binding.kind != "resource":
             raise ValueError(
                 "this sealer requires the argument binding (require_arguments=True): pass the "
                 "request's arguments to seal (an empty dict when it has none)"
             )
-        digest = None if arguments is None else arguments_digest(arguments)
+        digest = binding.digest
         key = self._ring.signing_key
         jti = _b64.encode(self._entropy(_JTI_BYTES))
-        payload = _json.dumps(
-            claims.build(
-                issuer=self._issuer,
-                user=user,
-                aud=aud,
-                iat=int(self._clock()),
-                ttl=self._ttl,
-                jti=jti,
-                state=state,
-                args_sha256=digest,
-            )
+        payload = claims.encode(
+            issuer=self._issuer,
+            user=binding.user,
+            aud=binding.aud,
+            iat=int(self._clock()),
+            ttl=self._ttl,
+            jti=jti,
+            state=state,
+            args_sha256=digest,
         )
         header = self._signing_header
-        if isinstance(key, A256GCMKey):
-            return self._encrypt(key, header, payload)
-        size = len(header) + 2 + (len(payload) * 4 + 2) // 3 + (SIGNATURE_BYTES[key.alg] * 4 + 2) // 3
+        encrypted = isinstance(key, A256GCMKey)
+        size = jwe.size(header, len(payload)) if encrypted else jws.size(header, len(payload), key.alg)
         if size > self._max_token_bytes:
             raise ValueError(
                 f"the sealed state would be {size} bytes, over the cap of "
                 f"{self._max_token_bytes}; keep less in requestState"
             )
+        if isinstance(key, A256GCMKey):
+            return jwe.encrypt(key, header, payload, self._entropy(jwe.IV_BYTES))
         return jws.sign(key, header, payload)
 
-    def _encrypt(self, key: A256GCMKey, header: str, payload: bytes) -> str:
-        """The encrypted form of ``payload``, with a fresh random IV from ``entropy``."""
-        size = jwe.size(header, len(payload))
-        if size > self._max_token_bytes:
-            raise ValueError(
-                f"the sealed state would be {size} bytes, over the cap of "
-                f"{self._max_token_bytes}; keep less in requestState"
-            )
-        return jwe.encrypt(key, header, payload, self._entropy(jwe.IV_BYTES))
-
-    @observed_open
     def open(
         self,
         token: str,
@@ -388,8 +389,22 @@ class StateSealer:
             ValueError: ``consume=True`` on a sealer without a replay store.
             TypeError: ``consume=True`` with an async store (use :meth:`open_async`).
         """
+        self._store_for(consume, awaiting=False)  # configuration errors first, as always
+        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        return self.open_bound(token, binding, consume=consume, require_arguments=require_arguments)
+
+    @observed_open
+    def open_bound(
+        self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
+    ) -> Any:
+        """:meth:`open` for a request already made a :class:`~mrtr_state.binding.Binding`.
+
+        The argument digest is computed only if the token carries one, and kept
+        in the binding for a :meth:`seal_bound` of the same request. Raises as
+        :meth:`open`.
+        """
         store = self._store_for(consume, awaiting=False)
-        valid = self._verify(token, user, tool, prompt, resource, arguments, require_arguments)
+        valid = self._verify(token, binding, require_arguments)
         if store is not None:
             key, expires_at = self._redemption(valid)
             try:
@@ -403,7 +418,6 @@ class StateSealer:
             _settle(first)
         return valid["state"]
 
-    @observed_open_async
     async def open_async(
         self,
         token: str,
@@ -424,8 +438,19 @@ class StateSealer:
         :class:`~mrtr_state.MemoryReplayStore`, which never blocks on I/O).
         Verification itself is CPU work of microseconds and is not offloaded.
         """
+        self._store_for(consume, awaiting=True)  # configuration errors first, as always
+        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        return await self.open_bound_async(
+            token, binding, consume=consume, require_arguments=require_arguments
+        )
+
+    @observed_open_async
+    async def open_bound_async(
+        self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
+    ) -> Any:
+        """:meth:`open_async` for a request already made a :class:`~mrtr_state.binding.Binding`."""
         store = self._store_for(consume, awaiting=True)
-        valid = self._verify(token, user, tool, prompt, resource, arguments, require_arguments)
+        valid = self._verify(token, binding, require_arguments)
         if store is not None:
             key, expires_at = self._redemption(valid)
             try:
@@ -447,49 +472,23 @@ class StateSealer:
             raise TypeError(_ASYNC_STORE_IN_SYNC_OPEN)
         return store
 
-    def _verify(
-        self,
-        token: str,
-        user: str,
-        tool: str | None,
-        prompt: str | None,
-        resource: str | None,
-        arguments: Mapping[str, Any] | None,
-        require_arguments: bool | None = None,
-    ) -> dict[str, Any]:
+    def _verify(self, token: str, binding: Binding, require_arguments: bool | None = None) -> dict[str, Any]:
         """Steps 1 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
         required = self._require_arguments if require_arguments is None else require_arguments
-        aud = audience(tool=tool, prompt=prompt, resource=resource)
-        user = _non_empty("user", user)
         if jwe.is_encrypted(token, self._max_token_bytes):
-            decoded = self._decrypt(token)
+            decoded = jwe.open_claims(token, self._max_token_bytes, self._encrypted_headers, self._ring)
         else:
-            header, payload, signature = jws.split(token, self._max_token_bytes)
-            key = self._known_headers.get(header)
-            if key is None:
-                key = jws.key_for_header(jws.decode_header(header), self._ring)
-            jws.verify_signature(key, header, payload, signature)
-            decoded = jws.decode_payload(payload)
+            decoded = jws.verify(token, self._max_token_bytes, self._known_headers, self._ring)
         return claims.validate(
             decoded,
             now=int(self._clock()),
             leeway=self._leeway,
             max_lifetime=self._max_lifetime,
             issuer=self._issuer,
-            user=user,
-            aud=aud,
-            arguments=arguments,
+            binding=binding,
             # A resource read has no arguments (profile, 3.4): nothing to require.
-            require_arguments=required and resource is None,
+            require_arguments=required and binding.kind != "resource",
         )
-
-    def _decrypt(self, token: str) -> dict[str, Any]:
-        """Steps 1 to 11 of the encrypted form (profile, section 5.1): the decrypted claims."""
-        header, iv, ciphertext, tag = jwe.split(token, self._max_token_bytes)
-        key = self._encrypted_headers.get(header)
-        if key is None:
-            key = jwe.key_for_header(jws.decode_header(header), self._ring)
-        return jwe.decode_claims(jwe.decrypt(key, header, iv, ciphertext, tag))
 
     def _redemption(self, valid: dict[str, Any]) -> tuple[str, int]:
         """Step 20's store key and retention for a verified token.

@@ -18,25 +18,34 @@ or resource of the same name.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal, TypeAlias
 
-__all__ = ["METHODS", "audience"]
+__all__ = ["KINDS", "METHODS", "TargetKind", "audience", "audience_of", "parse_audience", "resolve"]
+
+#: What a state can be bound to: a tool, a prompt or a resource.
+TargetKind: TypeAlias = Literal["tool", "prompt", "resource"]
 
 #: The MCP methods that may answer ``input_required``, by target kind.
-METHODS: Final[dict[str, str]] = {
+METHODS: Final[dict[TargetKind, str]] = {
     "tool": "tools/call",
     "prompt": "prompts/get",
     "resource": "resources/read",
 }
 
+#: The target kind of each of those methods (:data:`METHODS` the other way round).
+KINDS: Final[dict[str, TargetKind]] = {method: kind for kind, method in METHODS.items()}
 
-def audience(*, tool: str | None = None, prompt: str | None = None, resource: str | None = None) -> str:
-    """Return the ``aud`` value for exactly one of ``tool``, ``prompt`` or ``resource``.
+
+def resolve(
+    *, tool: str | None = None, prompt: str | None = None, resource: str | None = None
+) -> tuple[TargetKind, str]:
+    """Return ``(kind, name)`` for exactly one of ``tool``, ``prompt`` or ``resource``.
 
     Raises:
         TypeError: when not exactly one target is given, or it is not a string.
         ValueError: when the target is the empty string.
     """
+    kind: TargetKind
     if prompt is None and resource is None:
         kind, name = "tool", tool
     elif tool is None and resource is None:
@@ -51,4 +60,34 @@ def audience(*, tool: str | None = None, prompt: str | None = None, resource: st
         raise TypeError(f"{kind} must be a string, not {type(name).__name__}")
     if not name:
         raise ValueError(f"{kind} must not be empty")
+    return kind, name
+
+
+def audience(*, tool: str | None = None, prompt: str | None = None, resource: str | None = None) -> str:
+    """Return the ``aud`` value for exactly one of ``tool``, ``prompt`` or ``resource``.
+
+    Raises:
+        TypeError: when not exactly one target is given, or it is not a string.
+        ValueError: when the target is the empty string.
+    """
+    return audience_of(*resolve(tool=tool, prompt=prompt, resource=resource))
+
+
+def audience_of(kind: TargetKind, name: str) -> str:
+    """The ``aud`` value of a target already resolved (:func:`resolve`): ``<method>:<name>``."""
     return f"{METHODS[kind]}:{name}"
+
+
+def parse_audience(aud: object) -> tuple[TargetKind, str] | None:
+    """``("tool", "deploy")`` for ``"tools/call:deploy"``; ``None`` for any other value.
+
+    The inverse of :func:`audience`: the method ends at the first ``:``, and the
+    name after it must not be empty.
+    """
+    if not isinstance(aud, str):
+        return None
+    method, colon, name = aud.partition(":")
+    kind = KINDS.get(method)
+    if kind is None or not colon or not name:
+        return None
+    return kind, name

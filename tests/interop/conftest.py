@@ -26,6 +26,6 @@ def program(request: pytest.FixtureRequest) -> harness.Program:
 
 @pytest.fixture(scope="session")
 def typescript() -> harness.Program:
-    """The TypeScript example, built with the package it uses (typescript/, whose node_modules hold `jose`)."""
+    """The TypeScript example, built with the package it uses (typescript/, whose node_modules hold jose)."""
     (example,) = [p for p in PROGRAMS if p.name == "typescript"]
     return built(example)

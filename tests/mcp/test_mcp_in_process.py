@@ -347,3 +347,33 @@ def test_the_seat_round_state_of_book_trip_books_once_when_presented_twice() -> 
     assert refusal_reason(same_again) == "replayed"
     flight = Airline.flight("Lisbon", date(2026, 3, 3))
     assert airline.free_seats(flight) == ["1C", "2A", "2C", "3A", "3C"]
+
+
+def test_a_round_that_asks_checks_and_writes_its_state_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mrtr_state import _json
+
+    server, _ = make_server(Clock())
+    calls = {"check_state": 0, "dumps": 0, "loads": 0}
+
+    def counted(name: str) -> Any:
+        original = getattr(_json, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    async def scenario() -> None:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                for name in calls:
+                    monkeypatch.setattr(_json, name, counted(name))
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+                monkeypatch.undo()
+        assert decode_unverified(asked.request_state)[1]["state"]
+
+    run(scenario)
+    # input_required checks and writes the state; the boundary parses nothing and
+    # seal writes only the claims around the state.
+    assert calls == {"check_state": 1, "dumps": 2, "loads": 0}

@@ -20,7 +20,7 @@ from mrtr_state.errors import InvalidRequestState
 from mrtr_state.jws import HEADER_PARAMETERS, decode_unverified
 from mrtr_state.keys import Keyring
 from mrtr_state.sealer import DEFAULT_LEEWAY, DEFAULT_MAX_LIFETIME
-from mrtr_state.target import METHODS
+from mrtr_state.target import parse_audience
 
 __all__ = [
     "clock_now",
@@ -103,13 +103,7 @@ def is_time(value: object) -> TypeGuard[int]:
 
 def target_of(aud: object) -> tuple[str, str] | None:
     """``("tool", "deploy")`` for ``"tools/call:deploy"``; ``None`` for any other ``aud``."""
-    if not isinstance(aud, str):
-        return None
-    method, colon, name = aud.partition(":")
-    for kind, known in METHODS.items():
-        if colon and name and method == known:
-            return kind, name
-    return None
+    return parse_audience(aud)
 
 
 def key_free_problem(

@@ -12,10 +12,9 @@ with the same ring.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
 from typing import Any
 
-from mrtr_state.canonical import arguments_digest
+from mrtr_state.binding import Binding
 from mrtr_state.cli._io import STDIO, CliError, load_ring, parse_json, read_token
 from mrtr_state.cli._parsing import Parser, epoch_seconds
 from mrtr_state.cli._text import duration, iso_time, json_block, json_line, printable, quoted
@@ -28,7 +27,7 @@ from mrtr_state.sealer import (
     DEFAULT_MAX_TOKEN_BYTES,
     StateSealer,
 )
-from mrtr_state.target import audience
+from mrtr_state.target import resolve
 
 __all__ = ["register"]
 
@@ -120,7 +119,7 @@ def _verify(args: argparse.Namespace) -> int:
     arguments = _arguments(args.arguments)
     now = clock_now(args.now)
     try:
-        aud = audience(tool=args.tool, prompt=args.prompt, resource=args.resource)
+        resolve(tool=args.tool, prompt=args.prompt, resource=args.resource)  # the target before the options
         sealer = StateSealer(
             ring,
             issuer=args.issuer,
@@ -133,26 +132,20 @@ def _verify(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         raise CliError(_option_message(str(exc))) from None
     try:
-        state = sealer.open(
-            token,
-            user=args.user,
-            tool=args.tool,
-            prompt=args.prompt,
-            resource=args.resource,
-            arguments=arguments,
+        binding = Binding.of(
+            user=args.user, tool=args.tool, prompt=args.prompt, resource=args.resource, arguments=arguments
         )
+        state = sealer.open_bound(token, binding)
     except InvalidRequestState as refusal:
         claims = readable_claims(token, ring)
-        why = _explain(
-            refusal.reason, header, claims, args=args, ring=ring, aud=aud, now=now, arguments=arguments
-        )
+        why = _explain(refusal.reason, header, claims, args=args, ring=ring, binding=binding, now=now)
         if why is not None and is_encrypted(token):
             why = _encrypted_note(refusal.reason, why)
         _print_refusal(refusal, why, as_json=args.json)
         return 1
     except (TypeError, ValueError) as exc:  # an empty --user, --tool, ...
         raise CliError(_option_message(str(exc))) from None
-    _print_state(state, readable_claims(token, ring), aud=aud, now=now, as_json=args.json)
+    _print_state(state, readable_claims(token, ring), aud=binding.aud, now=now, as_json=args.json)
     return 0
 
 
@@ -214,9 +207,8 @@ def _explain(
     *,
     args: argparse.Namespace,
     ring: Keyring,
-    aud: str,
+    binding: Binding,
     now: int,
-    arguments: Mapping[str, Any],
 ) -> str | None:
     """What in the token differs from the request, for the reasons where the token shows it.
 
@@ -240,11 +232,11 @@ def _explain(
     if reason == "wrong_user":
         return f"bound to the user {quoted(claims.get('sub'))}, not {quoted(args.user)} (--user)"
     if reason == "wrong_tool":
-        return f"bound to {quoted(claims.get('aud'))}, not {quoted(aud)}"
+        return f"bound to {quoted(claims.get('aud'))}, not {quoted(binding.aud)}"
     if reason == "wrong_request":
         if claims.get("args_sha256") is None:
             return "the token has no argument binding (args_sha256), which --require-arguments requires"
-        return _explain_arguments(claims.get("args_sha256"), arguments, given=args.arguments is not None)
+        return _explain_arguments(claims.get("args_sha256"), binding, given=args.arguments is not None)
     return None
 
 
@@ -268,10 +260,10 @@ def _explain_time(reason: str, iat: object, exp: object, *, args: argparse.Names
     return f"expired {duration(now - exp)} ago, at {iso_time(exp)} (--leeway {args.leeway})"
 
 
-def _explain_arguments(bound: object, arguments: Mapping[str, Any], *, given: bool) -> str:
-    try:
-        digest = quoted(arguments_digest(arguments))
-    except (TypeError, ValueError) as exc:  # fixed sentences that name no value
-        digest = f"none: they are unbindable ({exc})"
+def _explain_arguments(bound: object, binding: Binding, *, given: bool) -> str:
+    # The digest the open computed, kept in the binding; its problem is a fixed
+    # sentence that names no value.
+    problem = binding.problem
+    digest = quoted(binding.digest_or_none) if problem is None else f"none: they are unbindable ({problem})"
     which = "the --arguments given have" if given else "without --arguments the request has {}, with"
     return f"bound to arguments with the digest {quoted(bound)}; {which} {digest}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from typing import Any, Final, Literal, TypeAlias, cast
 
@@ -37,14 +37,15 @@ from mcp_types import (
 from mcp_types.methods import is_input_required, serialize_server_result
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from mrtr_state.canonical import arguments_digest
+from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.mcp.plaintext import claim_of, text_of
+from mrtr_state.mcp.plaintext import encoded_claim_of, text_of
 from mrtr_state.mcp.principal import Principal, authenticated_subject
 from mrtr_state.mcp.refusal import jsonrpc_error, tool_error
-from mrtr_state.mcp.request import TARGET_METHODS, Target, target_of
+from mrtr_state.mcp.request import TARGET_METHODS, target_of
 from mrtr_state.mcp.rounds import CURRENT_ROUND, VerifiedRound
 from mrtr_state.sealer import StateSealer
+from mrtr_state.target import parse_audience
 
 __all__ = ["StateBoundary", "ToolRefusal"]
 
@@ -74,8 +75,7 @@ def _check_single_use(single_use: object) -> bool | frozenset[str]:
         raise TypeError("single_use must be a bool or a collection of aud values such as 'tools/call:delete'")
     targets = frozenset(cast("Collection[object]", single_use))
     for aud in targets:
-        method, _, name = aud.partition(":") if isinstance(aud, str) else ("", "", "")
-        if method not in TARGET_METHODS or not name:
+        if parse_audience(aud) is None:
             raise ValueError(
                 f"single_use entries are aud values such as audience(tool='delete_branch') "
                 f"('tools/call:delete_branch'), not {aud!r}"
@@ -202,7 +202,7 @@ class StateBoundary:
             return await call_next(ctx)
         params = ctx.params or {}
         wire = params.get("requestState")
-        user: str | None = None
+        binding: Binding | None = None
         if wire is None:  # absent, or an explicit null: a first round
             verified = VerifiedRound(None)
             if params.get(_INPUT_RESPONSES) is not None:
@@ -215,18 +215,15 @@ class StateBoundary:
                 )
                 ctx = replace(ctx, params={k: v for k, v in params.items() if k != _INPUT_RESPONSES})
         else:
-            target = self._target(ctx)
-            user = self._user(ctx)
+            binding = self._binding(ctx)
             try:
-                # open_async awaits an async replay store (Redis) and calls a
+                # open_bound_async awaits an async replay store (Redis) and calls a
                 # synchronous one directly; verification is the same as open's.
-                claim = await self._sealer.open_async(
+                claim = await self._sealer.open_bound_async(
                     wire,
-                    user=user,
-                    arguments=target.arguments,
-                    consume=self._is_single_use(target),
+                    binding,
+                    consume=self._is_single_use(binding),
                     require_arguments=self._require_arguments,
-                    **_target_keywords(target),
                 )
             except InvalidRequestState as refusal:
                 logger.warning(
@@ -240,17 +237,19 @@ class StateBoundary:
             result = await call_next(ctx)
         finally:
             CURRENT_ROUND.reset(round_token)
-        return self._seal_result(ctx, result, user)
+        return self._seal_result(ctx, result, binding, verified)
 
-    def _is_single_use(self, target: Target) -> bool:
+    def _is_single_use(self, binding: Binding) -> bool:
         single_use = self._single_use
-        return single_use if isinstance(single_use, bool) else target.aud in single_use
+        return single_use if isinstance(single_use, bool) else binding.aud in single_use
 
-    def _target(self, ctx: ServerRequestContext[Any, Any]) -> Target:
+    def _binding(self, ctx: ServerRequestContext[Any, Any]) -> Binding:
+        """What this request is: its target and arguments, then its user (made once per request)."""
         try:
-            return target_of(ctx.method, ctx.params)
+            target = target_of(ctx.method, ctx.params)
         except ValueError as exc:  # the message names the field, never a value
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        return target.bound_to(self._user(ctx))
 
     def _user(self, ctx: ServerRequestContext[Any, Any]) -> str:
         principal: str | Callable[[ServerRequestContext[Any, Any]], str | None] = self._principal
@@ -286,7 +285,11 @@ class StateBoundary:
         return wire
 
     def _seal_result(
-        self, ctx: ServerRequestContext[Any, Any], result: HandlerResult, user: str | None
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        result: HandlerResult,
+        binding: Binding | None,
+        verified: VerifiedRound,
     ) -> HandlerResult:
         if not is_input_required(result):
             return result
@@ -298,16 +301,18 @@ class StateBoundary:
         if not isinstance(state, str):
             logger.error("an input_required result on %s has a requestState that is not a string", ctx.method)
             raise MCPError(code=INTERNAL_ERROR, message="Internal error")
-        target = self._target(ctx)
-        user = user or self._user(ctx)
+        if binding is None:  # a first round: the request is bound only now that a state is sealed
+            binding = self._binding(ctx)
         try:
-            token = self._sealer.seal(
-                claim_of(state), user=user, arguments=target.arguments, **target.binding
-            )
+            # A state input_required wrote in this round is checked and encoded
+            # already; any other text is parsed, checked and written once here.
+            encoded = verified.encoded.get(state) or encoded_claim_of(state)
+            token = self._sealer.seal_encoded(encoded, binding)
         except (TypeError, ValueError) as exc:
             # Only now find out whose fault it is: the client's arguments (no digest
-            # exists for them), or the server's (too large, a ring that cannot sign).
-            problem = None if target.arguments is None else _binding_problem(target.arguments)
+            # exists for them, recorded in the binding), or the server's (too large,
+            # a ring that cannot sign).
+            problem = binding.problem
             if problem is not None:
                 logger.warning("arguments on %s cannot be bound to requestState: %s", ctx.method, problem)
                 raise MCPError(
@@ -318,17 +323,3 @@ class StateBoundary:
         if isinstance(result, InputRequiredResult):
             return result.model_copy(update={"request_state": token})
         return {**result, "requestState": token}
-
-
-def _binding_problem(arguments: Mapping[str, Any]) -> str | None:
-    """Why the arguments have no digest (a fixed sentence that names no value), or ``None``."""
-    try:
-        arguments_digest(arguments)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
-    return None
-
-
-def _target_keywords(target: Target) -> dict[str, Any]:
-    """``tool=``, ``prompt=`` or ``resource=`` for ``open``, typed for its other keywords."""
-    return dict(target.binding)

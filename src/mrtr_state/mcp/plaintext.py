@@ -20,8 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from mrtr_state import _json
+from mrtr_state.claims import EncodedState
 
-__all__ = ["claim_of", "text_of"]
+__all__ = ["claim_of", "encoded_claim_of", "text_of"]
 
 _STRUCTURED_START = ("{", "[")
 
@@ -37,6 +38,20 @@ def claim_of(text: str) -> Any:
     except (TypeError, ValueError):  # not JSON, or JSON the profile cannot carry exactly
         return text
     return value
+
+
+def encoded_claim_of(text: str) -> EncodedState:
+    """:func:`claim_of`, checked and written as the token's ``state`` claim in the same pass.
+
+    The text is parsed at most once, and the value it gives is checked and
+    serialized once; a sealer given the result does neither again.
+    """
+    if text.lstrip(" \t\r\n").startswith(_STRUCTURED_START):
+        try:
+            return EncodedState(_json.loads(text.encode("utf-8"), max_depth=_json.MAX_TEXT_DEPTH))
+        except (TypeError, ValueError):  # not JSON, or JSON the profile cannot carry exactly
+            pass
+    return EncodedState(text)
 
 
 def text_of(claim: Any) -> str:

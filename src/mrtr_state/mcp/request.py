@@ -24,16 +24,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mrtr_state.target import audience
+from mrtr_state.binding import Binding
+from mrtr_state.target import METHODS, TargetKind, audience_of
 
 __all__ = ["TARGET_METHODS", "Target", "target_of"]
 
-#: The MCP methods whose results may be ``input_required``, with the parameter
-#: naming their target and the keyword of :meth:`~mrtr_state.StateSealer.seal`.
-TARGET_METHODS: Final[Mapping[str, tuple[str, str]]] = {
-    "tools/call": ("name", "tool"),
-    "prompts/get": ("name", "prompt"),
-    "resources/read": ("uri", "resource"),
+#: The MCP methods whose results may be ``input_required`` (:data:`mrtr_state.target.METHODS`),
+#: with the parameter naming their target and the keyword of :meth:`~mrtr_state.StateSealer.seal`.
+TARGET_METHODS: Final[Mapping[str, tuple[str, TargetKind]]] = {
+    method: ("uri" if kind == "resource" else "name", kind) for kind, method in METHODS.items()
 }
 
 
@@ -46,7 +45,7 @@ class Target:
     """
 
     method: str
-    kind: str
+    kind: TargetKind
     name: str
     arguments: Mapping[str, Any] | None
 
@@ -58,7 +57,11 @@ class Target:
     @property
     def aud(self) -> str:
         """The profile's ``aud`` value for this target."""
-        return audience(**self.binding)
+        return audience_of(self.kind, self.name)
+
+    def bound_to(self, user: str) -> Binding:
+        """The :class:`~mrtr_state.binding.Binding` of this request for ``user``."""
+        return Binding(user, self.kind, self.name, self.arguments)
 
 
 def target_of(method: str, params: Mapping[str, Any] | None) -> Target:

@@ -19,7 +19,7 @@ from typing import Any, Final, Protocol
 
 from mcp_types import ElicitResult, InputRequest, InputRequiredResult, InputResponse
 
-from mrtr_state import _json
+from mrtr_state.claims import EncodedState
 
 __all__ = ["Retry", "VerifiedRound", "input_required", "read_retry"]
 
@@ -34,11 +34,15 @@ class VerifiedRound:
     """What the boundary verified for the request being served (set before the handler runs).
 
     ``request_state`` is the string the handler sees (``None`` on a first round)
-    and ``claim`` the verified ``state`` claim it came from.
+    and ``claim`` the verified ``state`` claim it came from. ``encoded`` holds,
+    by their text, the states :func:`input_required` checked and wrote while the
+    handler ran, so the boundary seals them without checking and writing them
+    again (the text is all it gets back; the same text is the same state).
     """
 
     request_state: str | None
     claim: Any = None
+    encoded: dict[str, EncodedState] = field(default_factory=dict, repr=False, compare=False)
 
 
 #: The round the boundary verified, for the request whose handler runs in this context.
@@ -116,9 +120,11 @@ def input_required(
     if state is not None:
         if not isinstance(state, Mapping):
             raise TypeError(f"state must be a JSON object (a mapping), not {type(state).__name__}")
-        value = dict(state)
-        _json.check_state(value)
-        text = _json.dumps(value).decode("utf-8")
+        encoded = EncodedState(dict(state))
+        text = encoded.json.decode("utf-8")
+        verified = CURRENT_ROUND.get()
+        if verified is not None:  # the boundary seals this text without a second pass
+            verified.encoded[text] = encoded
     return InputRequiredResult(input_requests=dict(requests) if requests else None, request_state=text)
 
 

@@ -1,0 +1,124 @@
+"""What a request is, as a ``requestState`` is bound to it: user, target and arguments.
+
+A token binds the user (``sub``), the target (``aud``, :mod:`mrtr_state.target`)
+and, optionally, the digest of the request's arguments (``args_sha256``, profile
+section 3.4). :class:`Binding` holds all of it for one request, checked once when
+it is made, and computes the argument digest at most once, when it is first
+needed: a seal needs it, an open needs it only when the token carries a digest,
+and an MCP round that opens and then seals again uses the same one.
+
+Arguments that have no digest (unbindable: not I-JSON, or a number whose value is
+an integer beyond 2**53 - 1) are not an error when the binding is made: the
+problem is recorded, a seal raises it, and an open refuses with ``wrong_request``
+only if the token carries a digest (they match none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mrtr_state.canonical import arguments_digest
+from mrtr_state.target import METHODS, TargetKind, audience_of, resolve
+
+__all__ = ["Binding"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Binding:
+    """One request a ``requestState`` is sealed for or opened on.
+
+    Make it with :meth:`of` (the keywords of :meth:`~mrtr_state.StateSealer.seal`)
+    or directly from a resolved target. ``arguments`` is the request's arguments
+    object, or ``None`` for a request without a binding of its arguments (a
+    resource read has none). ``aud`` is the profile's target value.
+
+    Raises (when made):
+        TypeError: ``user`` or the target name is not a string, or ``kind`` is
+            not a target kind.
+        ValueError: ``user`` or the target name is empty.
+    """
+
+    user: str
+    kind: TargetKind
+    name: str
+    arguments: Mapping[str, Any] | None = None
+    aud: str = field(init=False)
+    # (digest, exception type, message): computed once, on first use.
+    _digest: tuple[str | None, type[Exception] | None, str] | None = field(
+        init=False, default=None, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        if self.kind not in METHODS:
+            raise TypeError(f"kind must be one of {', '.join(METHODS)}, not {self.kind!r}")
+        if not isinstance(self.name, str):
+            raise TypeError(f"{self.kind} must be a string, not {type(self.name).__name__}")
+        if not self.name:
+            raise ValueError(f"{self.kind} must not be empty")
+        if not isinstance(self.user, str):
+            raise TypeError(f"user must be a string, not {type(self.user).__name__}")
+        if not self.user:
+            raise ValueError("user must not be empty")
+        object.__setattr__(self, "aud", audience_of(self.kind, self.name))
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        user: str,
+        tool: str | None = None,
+        prompt: str | None = None,
+        resource: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> Binding:
+        """The binding of a request given as ``seal``'s keywords: exactly one target.
+
+        The target is checked before the user, as :meth:`~mrtr_state.StateSealer.seal`
+        always has.
+        """
+        kind, name = resolve(tool=tool, prompt=prompt, resource=resource)
+        return cls(user, kind, name, arguments)
+
+    @property
+    def method(self) -> str:
+        """The MCP method of the target (``tools/call``, ``prompts/get``, ``resources/read``)."""
+        return METHODS[self.kind]
+
+    def _digest_outcome(self) -> tuple[str | None, type[Exception] | None, str]:
+        outcome = self._digest
+        if outcome is None:
+            if self.arguments is None:
+                outcome = (None, None, "")
+            else:
+                try:
+                    outcome = (arguments_digest(self.arguments), None, "")
+                except (TypeError, ValueError) as exc:  # fixed sentences that name no value
+                    outcome = (None, TypeError if isinstance(exc, TypeError) else ValueError, str(exc))
+            object.__setattr__(self, "_digest", outcome)
+        return outcome
+
+    @property
+    def digest(self) -> str | None:
+        """The argument digest (``args_sha256``), or ``None`` without arguments.
+
+        Raises:
+            TypeError: the arguments are not a mapping of JSON values.
+            ValueError: the arguments are unbindable (profile, section 3.4).
+        """
+        digest, error, message = self._digest_outcome()
+        if error is not None:
+            raise error(message)
+        return digest
+
+    @property
+    def digest_or_none(self) -> str | None:
+        """The argument digest, or ``None`` without arguments or for unbindable ones (they match none)."""
+        return self._digest_outcome()[0]
+
+    @property
+    def problem(self) -> str | None:
+        """Why the arguments have no digest (a fixed sentence that names no value), or ``None``."""
+        _, error, message = self._digest_outcome()
+        return None if error is None else message

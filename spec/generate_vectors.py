@@ -1542,48 +1542,67 @@ def sized_enc_token(vector_id: str, length: int) -> tuple[str, Any]:
     raise SystemExit(f"cannot size an encrypted token to {length} characters")
 
 
-def encrypted_vectors() -> list[dict[str, Any]]:
-    v: list[dict[str, Any]] = []
-    add = v.append
+# --- encrypted.json, one group per step of section 5.1 ----------------------------------------------
+# As for tokens.json: one function per validation step (or small group of steps), in the order of the
+# file; ENCRYPTED_GROUPS lists them. The step numbers are those of section 5.1.
 
-    # --- valid ---------------------------------------------------------------------------------
-    add(
+
+def jwe_header_table(reason: str, rows: list[tuple[str, str, bytes, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One vector per row (id, description, AES key, protected header): the default claims, encrypted."""
+    return [
         vector(
-            "encrypted-valid-basic",
-            "A token of the encrypted form for the default request.",
-            enc_token("encrypted-valid-basic"),
-            None,
+            vector_id,
+            description,
+            jwe_assemble(secret, header, claims_for(vector_id), iv_for(vector_id)),
+            reason,
         )
-    )
+        for vector_id, description, secret, header in rows
+    ]
+
+
+def encrypted_valid() -> list[dict[str, Any]]:
+    """Valid: tokens of the encrypted form as a minter writes them, for each kind of target, and the
+    limits of steps 1 and 15."""
     draws = iter(
         [
             hashlib.sha256(b"encrypted-valid-reference-sealer jti").digest(),
             iv_for("encrypted-valid-reference-sealer"),
         ]
     )
-    add(
+    sealed = StateSealer(
+        Keyring([A256GCM]),
+        issuer=ISSUER,
+        clock=lambda: IAT + 0.75,
+        entropy=lambda n: next(draws)[:n],
+    ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS)
+    unicode_state = {
+        "name": "Zoë 😀",
+        "escapes": 'tab\tquote"back\\slash',
+        "n": -0.5,
+        "nested": [None, True, {}],
+    }
+    reordered = compact({"kid": A256GCM.kid, "typ": TYP, "enc": "A256GCM", "alg": "dir"})
+    at_cap, at_cap_state = sized_enc_token("encrypted-valid-at-size-cap", MAX_TOKEN_BYTES)
+    return [
+        vector(
+            "encrypted-valid-basic",
+            "A token of the encrypted form for the default request.",
+            enc_token("encrypted-valid-basic"),
+            None,
+        ),
         vector(
             "encrypted-valid-reference-sealer",
             "The exact output of StateSealer.seal with an A256GCM ring (jti, then the IV, from its entropy).",
-            StateSealer(
-                Keyring([A256GCM]),
-                issuer=ISSUER,
-                clock=lambda: IAT + 0.75,
-                entropy=lambda n: next(draws)[:n],
-            ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS),
+            sealed,
             None,
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-no-argument-binding",
             "No args_sha256 claim: the token opens whatever the arguments.",
             enc_token("encrypted-valid-no-argument-binding", args_sha256=None),
             None,
             arguments={"anything": [1, 2]},
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-prompt",
             "A prompt target: aud is prompts/get:<name>.",
@@ -1595,9 +1614,7 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             None,
             prompt="summarize",
             arguments={"topic": "q3"},
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-resource",
             "A resource target: aud is resources/read:<uri>, no arguments.",
@@ -1607,25 +1624,14 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             None,
             resource="file:///reports/q3.csv",
             arguments=None,
-        )
-    )
-    unicode_state = {
-        "name": "Zoë 😀",
-        "escapes": 'tab\tquote"back\\slash',
-        "n": -0.5,
-        "nested": [None, True, {}],
-    }
-    add(
+        ),
         vector(
             "encrypted-valid-unicode-state",
             "Unicode, escapes, floats and nesting in the encrypted state.",
             enc_token("encrypted-valid-unicode-state", state=unicode_state),
             None,
             expected_state=unicode_state,
-        )
-    )
-    reordered = compact({"kid": A256GCM.kid, "typ": TYP, "enc": "A256GCM", "alg": "dir"})
-    add(
+        ),
         vector(
             "encrypted-valid-header-member-order",
             "Protected header members in another order, as other minters write them "
@@ -1637,9 +1643,7 @@ def encrypted_vectors() -> list[dict[str, Any]]:
                 iv_for("encrypted-valid-header-member-order"),
             ),
             None,
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-json-whitespace",
             "Protected header and claims JSON with insignificant white space.",
@@ -1650,43 +1654,43 @@ def encrypted_vectors() -> list[dict[str, Any]]:
                 iv_for("encrypted-valid-json-whitespace"),
             ),
             None,
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-one-second-before-exp",
             "now = exp - 1: the last second of the 600 s lifetime.",
             enc_token("encrypted-valid-one-second-before-exp"),
             None,
             now=IAT + TTL - 1,
-        )
-    )
-    at_cap, at_cap_state = sized_enc_token("encrypted-valid-at-size-cap", MAX_TOKEN_BYTES)
-    add(
+        ),
         vector(
             "encrypted-valid-at-size-cap",
             "An encrypted token exactly max_token_bytes long.",
             at_cap,
             None,
             expected_state=at_cap_state,
-        )
-    )
+        ),
+    ]
 
-    # --- step 1: size --------------------------------------------------------------------------
-    add(
+
+def encrypted_step_01_size() -> list[dict[str, Any]]:
+    """Step 1, size: longer than the size cap is `too_large`, as for the signed form."""
+    return [
         vector(
             "encrypted-too-large-over-cap",
             "An encrypted token one character over the size cap.",
             sized_enc_token("encrypted-too-large-over-cap", MAX_TOKEN_BYTES + 1)[0],
             "too_large",
         )
-    )
+    ]
 
-    # --- steps 2 and 3: five segments, the second empty, canonical base64url -----------------------
+
+def encrypted_step_02_03_segments() -> list[dict[str, Any]]:
+    """Steps 2 and 3, segments and canonical base64url: five canonical segments, the second (and only it)
+    empty, else `malformed`."""
     h, i, c, t = encrypt_parts(
         ENCRYPTION_SECRET, jwe_header_for(), claims_for("encrypted-malformed"), iv_for("encrypted-malformed")
     )
-    for vector_id, description, tok in [
+    rows = [
         ("encrypted-malformed-four-segments", "Four segments: the tag left out.", f"{h}..{i}.{c}"),
         ("encrypted-malformed-six-segments", "Six segments.", f"{h}..{i}.{c}.{t}.{t}"),
         (
@@ -1711,13 +1715,15 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             "A ciphertext segment whose length modulo 4 is 1.",
             f"{h}..{i}.{c + 'A' * ((1 - len(c)) % 4)}.{t}",
         ),
-    ]:
-        add(vector(vector_id, description, tok, "malformed"))
+    ]
+    return [vector(vector_id, description, tok, "malformed") for vector_id, description, tok in rows]
 
-    # --- step 4: protected header JSON -----------------------------------------------------------
+
+def encrypted_step_04_header_json() -> list[dict[str, Any]]:
+    """Step 4, header JSON: a protected header that is not one strict JSON object is `malformed`."""
     claims = claims_for("encrypted-malformed-header")
     kid = A256GCM.kid.encode()
-    for vector_id, description, header in [
+    rows = [
         ("encrypted-malformed-header-not-json", "The protected header is not JSON.", b"{alg:dir}"),
         ("encrypted-malformed-header-array", "The protected header is a JSON array.", b'["dir","A256GCM"]'),
         (
@@ -1725,235 +1731,192 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             "The protected header repeats enc.",
             b'{"alg":"dir","enc":"A256GCM","typ":"mrtr-state+jwt","kid":"%s","enc":"A256GCM"}' % kid,
         ),
-    ]:
-        add(
-            vector(
-                vector_id,
-                description,
-                jwe_assemble(ENCRYPTION_SECRET, header, claims, iv_for(vector_id)),
-                "malformed",
-            )
+    ]
+    return [
+        vector(
+            vector_id,
+            description,
+            jwe_assemble(ENCRYPTION_SECRET, header, claims, iv_for(vector_id)),
+            "malformed",
         )
+        for vector_id, description, header in rows
+    ]
 
-    # --- step 5: protected header allowlist ------------------------------------------------------
-    for param, value in [
+
+def encrypted_step_05_header_allowlist() -> list[dict[str, Any]]:
+    """Step 5, header allowlist: a member other than alg, enc, typ and kid is `unsupported_header`."""
+    members = [
         ("zip", "DEF"),
         ("crit", ["exp"]),
         ("cty", "JWT"),
         ("jku", "https://attacker.example/jwks.json"),
         ("iv", b64(bytes(12))),
-    ]:
-        vector_id = f"encrypted-unsupported-header-{param}"
-        add(
-            vector(
-                vector_id,
-                f"The protected header carries {param}.",
-                jwe_assemble(
-                    ENCRYPTION_SECRET,
-                    jwe_header_for(**{param: value}),
-                    claims_for(vector_id),
-                    iv_for(vector_id),
-                ),
-                "unsupported_header",
+    ]
+    return jwe_header_table(
+        "unsupported_header",
+        [
+            (
+                f"encrypted-unsupported-header-{name}",
+                f"The protected header carries {name}.",
+                ENCRYPTION_SECRET,
+                jwe_header_for(**{name: value}),
             )
-        )
+            for name, value in members
+        ],
+    )
 
-    # --- step 6: alg and enc ----------------------------------------------------------------------
-    for label, changes in [
+
+def encrypted_step_06_algorithms() -> list[dict[str, Any]]:
+    """Step 6, algorithms: an alg other than dir, or an enc other than A256GCM, is `unsupported_header`."""
+    changed: list[tuple[str, dict[str, Any]]] = [
         ("alg-a256kw", {"alg": "A256KW"}),
         ("alg-hs256", {"alg": "HS256"}),
         ("alg-missing", {"alg": None}),
         ("enc-a128gcm", {"enc": "A128GCM"}),
         ("enc-a256cbc-hs512", {"enc": "A256CBC-HS512"}),
         ("enc-missing", {"enc": None}),
-    ]:
-        vector_id = f"encrypted-unsupported-header-{label}"
-        add(
-            vector(
-                vector_id,
+    ]
+    return jwe_header_table(
+        "unsupported_header",
+        [
+            (
+                f"encrypted-unsupported-header-{label}",
                 f"The protected header has {', '.join(f'{k} {v!r}' for k, v in changes.items())} "
                 "(the content is AES-256-GCM regardless; it is never decrypted).",
-                jwe_assemble(
-                    ENCRYPTION_SECRET, jwe_header_for(**changes), claims_for(vector_id), iv_for(vector_id)
-                ),
-                "unsupported_header",
+                ENCRYPTION_SECRET,
+                jwe_header_for(**changes),
             )
-        )
+            for label, changes in changed
+        ],
+    )
 
-    # --- step 7: typ --------------------------------------------------------------------------------
-    for label, typ in [
-        ("jwt", "JWT"),
-        ("application-prefix", "application/mrtr-state+jwt"),
-        ("missing", None),
-    ]:
-        vector_id = f"encrypted-wrong-type-{label}"
-        add(
-            vector(
-                vector_id,
-                f"typ is {typ!r}.",
-                jwe_assemble(
-                    ENCRYPTION_SECRET, jwe_header_for(typ=typ), claims_for(vector_id), iv_for(vector_id)
-                ),
-                "wrong_type",
-            )
-        )
 
-    # --- step 8: kid --------------------------------------------------------------------------------
-    add(
-        vector(
-            "encrypted-unknown-key",
-            "Encrypted with an A256GCM key that is in no verifier ring.",
-            jwe_assemble(
+def encrypted_step_07_type() -> list[dict[str, Any]]:
+    """Step 7, type: a typ other than mrtr-state+jwt, exactly, is `wrong_type`."""
+    types = [("jwt", "JWT"), ("application-prefix", "application/mrtr-state+jwt"), ("missing", None)]
+    return jwe_header_table(
+        "wrong_type",
+        [
+            (f"encrypted-wrong-type-{label}", f"typ is {typ!r}.", ENCRYPTION_SECRET, jwe_header_for(typ=typ))
+            for label, typ in types
+        ],
+    )
+
+
+def encrypted_step_08_key() -> list[dict[str, Any]]:
+    """Step 8, key: a kid that names no key of the ring, or is missing or not a string, is `unknown_key`."""
+    return jwe_header_table(
+        "unknown_key",
+        [
+            (
+                "encrypted-unknown-key",
+                "Encrypted with an A256GCM key that is in no verifier ring.",
                 seed("unknown A256GCM key"),
                 jwe_header_for(kid=UNKNOWN_A256GCM.kid),
-                claims_for("encrypted-unknown-key"),
-                iv_for("encrypted-unknown-key"),
             ),
-            "unknown_key",
-        )
-    )
-    add(
-        vector(
-            "encrypted-unknown-key-missing-kid",
-            "No kid.",
-            jwe_assemble(
+            (
+                "encrypted-unknown-key-missing-kid",
+                "No kid.",
                 ENCRYPTION_SECRET,
                 {k: val for k, val in jwe_header_for().items() if k != "kid"},
-                claims_for("encrypted-unknown-key-missing-kid"),
-                iv_for("encrypted-unknown-key-missing-kid"),
             ),
-            "unknown_key",
-        )
-    )
-    add(
-        vector(
-            "encrypted-unknown-key-numeric-kid",
-            "kid is a number.",
-            jwe_assemble(
+            (
+                "encrypted-unknown-key-numeric-kid",
+                "kid is a number.",
                 ENCRYPTION_SECRET,
                 jwe_header_for(kid=1),
-                claims_for("encrypted-unknown-key-numeric-kid"),
-                iv_for("encrypted-unknown-key-numeric-kid"),
             ),
-            "unknown_key",
-        )
+        ],
     )
 
-    # --- step 9: the key's form matches the token's ---------------------------------------------------
-    add(
-        vector(
-            "encrypted-algorithm-mismatch-hs256-key",
-            "An encrypted token naming the HS256 secret, encrypted with that secret as the AES key: "
-            "a signing key never decrypts.",
-            jwe_assemble(
-                seed("HS256 key"),
-                jwe_header_for(kid=HS256.kid),
-                claims_for("encrypted-algorithm-mismatch-hs256-key"),
-                iv_for("encrypted-algorithm-mismatch-hs256-key"),
-            ),
-            "algorithm_mismatch",
-        )
-    )
-    public_x = base64.urlsafe_b64decode(EDDSA.public_jwk()["x"] + "=")
-    add(
-        vector(
-            "encrypted-algorithm-mismatch-eddsa-key",
-            "An encrypted token naming the Ed25519 key, encrypted with its public key bytes as the AES key.",
-            jwe_assemble(
-                public_x,
-                jwe_header_for(kid=EDDSA.kid),
-                claims_for("encrypted-algorithm-mismatch-eddsa-key"),
-                iv_for("encrypted-algorithm-mismatch-eddsa-key"),
-            ),
-            "algorithm_mismatch",
-        )
-    )
-    add(
-        vector(
-            "encrypted-algorithm-mismatch-signed-token-naming-encryption-key",
-            "A signed token (HS256) naming the A256GCM key, its HMAC keyed with the encryption key: "
-            "an encryption key never verifies a signature (signed form, step 9).",
-            assemble(
-                lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
-                {"alg": "HS256", "typ": TYP, "kid": A256GCM.kid},
-                claims_for("encrypted-algorithm-mismatch-signed-token-naming-encryption-key"),
-            ),
-            "algorithm_mismatch",
-        )
-    )
-    add(
-        vector(
-            "encrypted-unsupported-header-signed-token-alg-a256gcm",
-            "A signed token whose alg is A256GCM: not a signing algorithm (signed form, step 6).",
-            assemble(
-                lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
-                {"alg": "A256GCM", "typ": TYP, "kid": A256GCM.kid},
-                claims_for("encrypted-unsupported-header-signed-token-alg-a256gcm"),
-            ),
-            "unsupported_header",
-        )
-    )
-    add(
-        vector(
-            "encrypted-unsupported-header-signed-token-with-enc",
-            "A signed token whose header carries enc (signed form, step 5).",
-            assemble(
-                HS256,
-                header_for(HS256, enc="A256GCM"),
-                claims_for("encrypted-unsupported-header-signed-token-with-enc"),
-            ),
-            "unsupported_header",
-        )
-    )
 
-    # --- step 10: decryption --------------------------------------------------------------------------
+def encrypted_step_09_key_form() -> list[dict[str, Any]]:
+    """Step 9, the key's form: an encrypted token naming a signing key is `algorithm_mismatch`; so is a
+    signed token naming the encryption key (signed form, step 9), and a signed token with an encryption
+    algorithm or enc is `unsupported_header` (signed form, steps 5 and 6)."""
+    return [
+        *jwe_header_table(
+            "algorithm_mismatch",
+            [
+                (
+                    "encrypted-algorithm-mismatch-hs256-key",
+                    "An encrypted token naming the HS256 secret, encrypted with that secret as the AES key: "
+                    "a signing key never decrypts.",
+                    seed("HS256 key"),
+                    jwe_header_for(kid=HS256.kid),
+                ),
+                (
+                    "encrypted-algorithm-mismatch-eddsa-key",
+                    "An encrypted token naming the Ed25519 key, encrypted with its public key bytes as the "
+                    "AES key.",
+                    EDDSA_PUBLIC_BYTES,
+                    jwe_header_for(kid=EDDSA.kid),
+                ),
+            ],
+        ),
+        *header_table(
+            "algorithm_mismatch",
+            [
+                (
+                    "encrypted-algorithm-mismatch-signed-token-naming-encryption-key",
+                    "A signed token (HS256) naming the A256GCM key, its HMAC keyed with the encryption key: "
+                    "an encryption key never verifies a signature (signed form, step 9).",
+                    lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
+                    {"alg": "HS256", "typ": TYP, "kid": A256GCM.kid},
+                ),
+            ],
+        ),
+        *header_table(
+            "unsupported_header",
+            [
+                (
+                    "encrypted-unsupported-header-signed-token-alg-a256gcm",
+                    "A signed token whose alg is A256GCM: not a signing algorithm (signed form, step 6).",
+                    lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
+                    {"alg": "A256GCM", "typ": TYP, "kid": A256GCM.kid},
+                ),
+                (
+                    "encrypted-unsupported-header-signed-token-with-enc",
+                    "A signed token whose header carries enc (signed form, step 5).",
+                    HS256,
+                    header_for(HS256, enc="A256GCM"),
+                ),
+            ],
+        ),
+    ]
+
+
+def encrypted_step_10_decryption() -> list[dict[str, Any]]:
+    """Step 10, decryption: an IV or tag of the wrong length, or a tag that does not verify, is
+    `bad_signature`."""
     h, i, c, t = encrypt_parts(
         ENCRYPTION_SECRET, jwe_header_for(), claims_for("encrypted-bad-tag"), iv_for("encrypted-bad-tag")
     )
-    add(
-        vector(
-            "encrypted-bad-tag-changed",
-            "One character of the tag changed.",
-            f"{h}..{i}.{c}.{flip_char(t, 3)}",
-            "bad_signature",
-        )
-    )
-    add(
-        vector(
+    spaced = b64(json.dumps(jwe_header_for()).encode())
+    rows = [
+        ("encrypted-bad-tag-changed", "One character of the tag changed.", f"{h}..{i}.{c}.{flip_char(t, 3)}"),
+        (
             "encrypted-bad-tag-ciphertext-changed",
             "One character of the ciphertext changed.",
             f"{h}..{i}.{flip_char(c, 10)}.{t}",
-            "bad_signature",
-        )
-    )
-    add(
-        vector(
+        ),
+        (
             "encrypted-bad-tag-iv-changed",
             "One character of the IV changed.",
             f"{h}..{flip_char(i, 5)}.{c}.{t}",
-            "bad_signature",
-        )
-    )
-    add(
-        vector(
+        ),
+        (
             "encrypted-bad-tag-truncated",
             "The tag cut to its first 12 bytes (a valid GCM tag length elsewhere, not here).",
             f"{h}..{i}.{c}.{b64(base64.urlsafe_b64decode(t + '==')[:12])}",
-            "bad_signature",
-        )
-    )
-    spaced = b64(json.dumps(jwe_header_for()).encode())
-    add(
-        vector(
+        ),
+        (
             "encrypted-bad-tag-header-respelled",
             "The protected header re-encoded with spaces (same members): the AAD is the segment as "
             "received, so the tag no longer verifies.",
             f"{spaced}..{i}.{c}.{t}",
-            "bad_signature",
-        )
-    )
-    add(
-        vector(
+        ),
+        (
             "encrypted-bad-tag-wrong-key",
             "Encrypted with another AES key under the ring key's kid.",
             jwe_assemble(
@@ -1962,26 +1925,27 @@ def encrypted_vectors() -> list[dict[str, Any]]:
                 claims_for("encrypted-bad-tag-wrong-key"),
                 iv_for("encrypted-bad-tag-wrong-key"),
             ),
-            "bad_signature",
-        )
-    )
+        ),
+    ]
     for label, iv in [
         ("iv-8-bytes", iv_for("encrypted-bad-tag-iv-8-bytes")[:8]),
         ("iv-16-bytes", iv_for("encrypted-bad-tag-iv-16-bytes") + bytes(4)),
     ]:
         vector_id = f"encrypted-bad-tag-{label}"
-        add(
-            vector(
+        rows.append(
+            (
                 vector_id,
                 f"Correctly encrypted with an IV of {len(iv)} bytes: the profile's IV is 12 bytes.",
                 jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), claims_for(vector_id), iv),
-                "bad_signature",
             )
         )
+    return [vector(vector_id, description, tok, "bad_signature") for vector_id, description, tok in rows]
 
-    # --- step 11: the decrypted claims JSON -------------------------------------------------------------
+
+def encrypted_step_11_claims_json() -> list[dict[str, Any]]:
+    """Step 11, claims JSON: a plaintext that is not strict JSON is `malformed`."""
     base_claims = compact(claims_for("encrypted-malformed-claims"))
-    for vector_id, description, plaintext in [
+    rows = [
         ("encrypted-malformed-claims-not-json", "The plaintext is not JSON.", b"not json"),
         (
             "encrypted-malformed-claims-duplicate-member",
@@ -1994,18 +1958,21 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             base_claims.replace(b"confirm", b"conf\xffrm"),
         ),
         ("encrypted-malformed-claims-array", "The plaintext is a JSON array.", b"[1]"),
-    ]:
-        add(
-            vector(
-                vector_id,
-                description,
-                jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), plaintext, iv_for(vector_id)),
-                "malformed",
-            )
+    ]
+    return [
+        vector(
+            vector_id,
+            description,
+            jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), plaintext, iv_for(vector_id)),
+            "malformed",
         )
+        for vector_id, description, plaintext in rows
+    ]
 
-    # --- steps 12 to 19: the claim steps, unchanged -------------------------------------------------------
-    for vector_id, description, changes, reason, inputs in [
+
+def encrypted_steps_12_to_19() -> list[dict[str, Any]]:
+    """Steps 12 to 19, the claim steps of section 5, unchanged: one vector each (two for step 12)."""
+    rows: list[tuple[str, str, dict[str, Any], str, dict[str, Any]]] = [
         (
             "encrypted-malformed-extra-claim",
             "A claim outside the closed set (nbf).",
@@ -2057,67 +2024,22 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             "wrong_request",
             {"arguments": {"branch": "main", "force": True}},
         ),
-    ]:
-        add(vector(vector_id, description, enc_token(vector_id, **changes), reason, **inputs))
+    ]
+    return [
+        vector(vector_id, description, enc_token(vector_id, **changes), reason, **inputs)
+        for vector_id, description, changes, reason, inputs in rows
+    ]
 
-    # --- order: several steps fail, the first decides ----------------------------------------------------
-    def order(vector_id: str, description: str, tok: str, reason: str, **inputs: Any) -> None:
-        add(vector(vector_id, description, tok, reason, **inputs))
 
+def encrypted_order() -> list[dict[str, Any]]:
+    """Order (section 5.1): tokens with two or more faults; each expects the reason of the earliest
+    failing step."""
     big = sized_enc_token("encrypted-order-size-before-segments", MAX_TOKEN_BYTES + 1)[0]
-    order(
-        "encrypted-order-size-before-segments", "Over the cap and six segments.", big + ".AAAA", "too_large"
-    )
     zh, zi, zc, zt = encrypt_parts(
         ENCRYPTION_SECRET,
         jwe_header_for(zip="DEF"),
         claims_for("encrypted-order-segments-before-allowlist"),
         iv_for("encrypted-order-segments-before-allowlist"),
-    )
-    order(
-        "encrypted-order-segments-before-allowlist",
-        "A non-empty encrypted-key segment, and zip in the header.",
-        f"{zh}.{b64(bytes(40))}.{zi}.{zc}.{zt}",
-        "malformed",
-    )
-    order(
-        "encrypted-order-canonical-before-allowlist",
-        "A non-canonical tag, and zip in the header.",
-        f"{zh}..{zi}.{zc}.{noncanonical_last(zt)}",
-        "malformed",
-    )
-    order(
-        "encrypted-order-allowlist-before-type",
-        "zip in the header, and typ JWT.",
-        jwe_assemble(
-            ENCRYPTION_SECRET,
-            jwe_header_for(zip="DEF", typ="JWT"),
-            claims_for("encrypted-order-allowlist-before-type"),
-            iv_for("encrypted-order-allowlist-before-type"),
-        ),
-        "unsupported_header",
-    )
-    order(
-        "encrypted-order-enc-before-type",
-        "enc A128GCM, and typ JWT.",
-        jwe_assemble(
-            ENCRYPTION_SECRET,
-            jwe_header_for(enc="A128GCM", typ="JWT"),
-            claims_for("encrypted-order-enc-before-type"),
-            iv_for("encrypted-order-enc-before-type"),
-        ),
-        "unsupported_header",
-    )
-    order(
-        "encrypted-order-type-before-key",
-        "typ JWT, and a kid in no ring.",
-        jwe_assemble(
-            seed("unknown A256GCM key"),
-            jwe_header_for(kid=UNKNOWN_A256GCM.kid, typ="JWT"),
-            claims_for("encrypted-order-type-before-key"),
-            iv_for("encrypted-order-type-before-key"),
-        ),
-        "wrong_type",
     )
     mh, mi, mc, mt = encrypt_parts(
         seed("HS256 key"),
@@ -2125,55 +2047,124 @@ def encrypted_vectors() -> list[dict[str, Any]]:
         claims_for("encrypted-order-key-form-before-decryption"),
         iv_for("encrypted-order-key-form-before-decryption"),
     )
-    order(
-        "encrypted-order-key-form-before-decryption",
-        "Names the HS256 key, and the tag is changed.",
-        f"{mh}..{mi}.{mc}.{flip_char(mt, 3)}",
-        "algorithm_mismatch",
-    )
     th, ti, tc, tt = encrypt_parts(
         ENCRYPTION_SECRET,
         jwe_header_for(),
         claims_for("encrypted-order-decryption-before-claims", sub="mallory", exp=IAT + 3600),
         iv_for("encrypted-order-decryption-before-claims"),
     )
-    order(
-        "encrypted-order-decryption-before-claims",
-        "The tag is changed, and the claims are for another user with a 3600 s lifetime.",
-        f"{th}..{ti}.{tc}.{flip_char(tt, 3)}",
-        "bad_signature",
-    )
-    order(
-        "encrypted-order-claims-json-before-claims",
-        "The plaintext repeats sub, and the token has expired.",
-        jwe_assemble(
-            ENCRYPTION_SECRET,
-            jwe_header_for(),
-            compact(claims_for("encrypted-order-claims-json-before-claims")).replace(
-                b'"sub":"alice"', b'"sub":"alice","sub":"alice"'
-            ),
-            iv_for("encrypted-order-claims-json-before-claims"),
+    return [
+        vector(
+            "encrypted-order-size-before-segments",
+            "Over the cap and six segments.",
+            big + ".AAAA",
+            "too_large",
         ),
-        "malformed",
-        now=IAT + TTL,
-    )
-    order(
-        "encrypted-order-expired-before-user",
-        "Expired, and presented by another user.",
-        enc_token("encrypted-order-expired-before-user"),
-        "expired",
-        now=IAT + TTL,
-        user="mallory",
-    )
-    order(
-        "encrypted-order-user-before-tool",
-        "Another user and another tool.",
-        enc_token("encrypted-order-user-before-tool"),
-        "wrong_user",
-        user="mallory",
-        tool="delete_repo",
-    )
-    return v
+        vector(
+            "encrypted-order-segments-before-allowlist",
+            "A non-empty encrypted-key segment, and zip in the header.",
+            f"{zh}.{b64(bytes(40))}.{zi}.{zc}.{zt}",
+            "malformed",
+        ),
+        vector(
+            "encrypted-order-canonical-before-allowlist",
+            "A non-canonical tag, and zip in the header.",
+            f"{zh}..{zi}.{zc}.{noncanonical_last(zt)}",
+            "malformed",
+        ),
+        *jwe_header_table(
+            "unsupported_header",
+            [
+                (
+                    "encrypted-order-allowlist-before-type",
+                    "zip in the header, and typ JWT.",
+                    ENCRYPTION_SECRET,
+                    jwe_header_for(zip="DEF", typ="JWT"),
+                ),
+                (
+                    "encrypted-order-enc-before-type",
+                    "enc A128GCM, and typ JWT.",
+                    ENCRYPTION_SECRET,
+                    jwe_header_for(enc="A128GCM", typ="JWT"),
+                ),
+            ],
+        ),
+        *jwe_header_table(
+            "wrong_type",
+            [
+                (
+                    "encrypted-order-type-before-key",
+                    "typ JWT, and a kid in no ring.",
+                    seed("unknown A256GCM key"),
+                    jwe_header_for(kid=UNKNOWN_A256GCM.kid, typ="JWT"),
+                ),
+            ],
+        ),
+        vector(
+            "encrypted-order-key-form-before-decryption",
+            "Names the HS256 key, and the tag is changed.",
+            f"{mh}..{mi}.{mc}.{flip_char(mt, 3)}",
+            "algorithm_mismatch",
+        ),
+        vector(
+            "encrypted-order-decryption-before-claims",
+            "The tag is changed, and the claims are for another user with a 3600 s lifetime.",
+            f"{th}..{ti}.{tc}.{flip_char(tt, 3)}",
+            "bad_signature",
+        ),
+        vector(
+            "encrypted-order-claims-json-before-claims",
+            "The plaintext repeats sub, and the token has expired.",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                jwe_header_for(),
+                compact(claims_for("encrypted-order-claims-json-before-claims")).replace(
+                    b'"sub":"alice"', b'"sub":"alice","sub":"alice"'
+                ),
+                iv_for("encrypted-order-claims-json-before-claims"),
+            ),
+            "malformed",
+            now=IAT + TTL,
+        ),
+        vector(
+            "encrypted-order-expired-before-user",
+            "Expired, and presented by another user.",
+            enc_token("encrypted-order-expired-before-user"),
+            "expired",
+            now=IAT + TTL,
+            user="mallory",
+        ),
+        vector(
+            "encrypted-order-user-before-tool",
+            "Another user and another tool.",
+            enc_token("encrypted-order-user-before-tool"),
+            "wrong_user",
+            user="mallory",
+            tool="delete_repo",
+        ),
+    ]
+
+
+#: The groups of encrypted.json, in the order of the file.
+ENCRYPTED_GROUPS: list[Callable[[], list[dict[str, Any]]]] = [
+    encrypted_valid,
+    encrypted_step_01_size,
+    encrypted_step_02_03_segments,
+    encrypted_step_04_header_json,
+    encrypted_step_05_header_allowlist,
+    encrypted_step_06_algorithms,
+    encrypted_step_07_type,
+    encrypted_step_08_key,
+    encrypted_step_09_key_form,
+    encrypted_step_10_decryption,
+    encrypted_step_11_claims_json,
+    encrypted_steps_12_to_19,
+    encrypted_order,
+]
+
+
+def encrypted_vectors() -> list[dict[str, Any]]:
+    return joined(ENCRYPTED_GROUPS)
 
 
 def encryption_keys() -> dict[str, Any]:

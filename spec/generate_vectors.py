@@ -2,6 +2,7 @@
 
     python spec/generate_vectors.py            # write the files
     python spec/generate_vectors.py --check    # exit 1 if the committed files differ
+    python spec/generate_vectors.py --coverage # the vectors of each validation step, and their reasons
 
 Keys come from fixed seeds, every `jti` from the vector's id, every time from the fixed
 clock below, and Ed25519 signatures are deterministic (RFC 8032), so the output is the
@@ -20,6 +21,7 @@ import hmac
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,15 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from mrtr_state import InvalidRequestState, Key, Keyring, StateSealer, arguments_digest, canonicalize
+from mrtr_state import (
+    REASONS,
+    InvalidRequestState,
+    Key,
+    Keyring,
+    StateSealer,
+    arguments_digest,
+    canonicalize,
+)
 from mrtr_state._b64 import encode as b64
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
@@ -1192,8 +1202,9 @@ def step_19_request_binding() -> list[dict[str, Any]]:
     )
 
 
-def order_vectors() -> list[dict[str, Any]]:
-    """Tokens with two or more faults; each expects the reason of the earliest failing step."""
+def order_of_steps() -> list[dict[str, Any]]:
+    """Order (section 5): tokens with two or more faults; each expects the reason of the earliest failing
+    step."""
     out: list[dict[str, Any]] = []
 
     def add(vector_id: str, description: str, tok: str, reason: str, **inputs: Any) -> None:
@@ -1361,7 +1372,7 @@ TOKEN_GROUPS: list[Callable[[], list[dict[str, Any]]]] = [
     step_17_user,
     step_18_target,
     step_19_request_binding,
-    order_vectors,
+    order_of_steps,
 ]
 
 
@@ -2031,7 +2042,7 @@ def encrypted_steps_12_to_19() -> list[dict[str, Any]]:
     ]
 
 
-def encrypted_order() -> list[dict[str, Any]]:
+def encrypted_order_of_steps() -> list[dict[str, Any]]:
     """Order (section 5.1): tokens with two or more faults; each expects the reason of the earliest
     failing step."""
     big = sized_enc_token("encrypted-order-size-before-segments", MAX_TOKEN_BYTES + 1)[0]
@@ -2159,7 +2170,7 @@ ENCRYPTED_GROUPS: list[Callable[[], list[dict[str, Any]]]] = [
     encrypted_step_10_decryption,
     encrypted_step_11_claims_json,
     encrypted_steps_12_to_19,
-    encrypted_order,
+    encrypted_order_of_steps,
 ]
 
 
@@ -2432,6 +2443,27 @@ def documents() -> dict[str, Any]:
     }
 
 
+def coverage() -> str:
+    """For each file and each of its groups (a validation step, or a few): how many vectors, which reasons."""
+    steps = list(REASONS)  # in the order of the steps that refuse with them
+    lines = []
+    for name, groups in [("tokens.json", TOKEN_GROUPS), ("encrypted.json", ENCRYPTED_GROUPS)]:
+        made = [(group.__name__, group()) for group in groups]
+        lines.append(f"{name}: {sum(len(vectors) for _, vectors in made)} vectors")
+        expected: set[str] = set()
+        for group_name, vectors in made:
+            reasons = Counter(v["expected"].get("reason", "valid") for v in vectors)
+            expected.update(reasons)
+            in_step_order = sorted(
+                reasons, key=lambda reason: -1 if reason == "valid" else steps.index(reason)
+            )
+            listed = ", ".join(f"{reason} {reasons[reason]}" for reason in in_step_order)
+            lines.append(f"  {group_name:<36}{len(vectors):>4}  {listed}")
+        absent = [reason for reason in REASONS if reason not in expected]
+        lines.append(f"  reason codes no vector expects: {', '.join(absent) or 'none'}")
+    return "\n".join(lines)
+
+
 def render(document: Any) -> str:
     text = json.dumps(with_literals(document), indent=2, ensure_ascii=False) + "\n"
     return re.sub(r'"@@literal:([^"@]+)@@"', r"\1", text)
@@ -2444,7 +2476,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="compare with the committed files instead of writing"
     )
+    parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="list each file's vectors by validation step, with the reasons they expect, and write nothing",
+    )
     args = parser.parse_args(argv)
+    if args.coverage:
+        print(coverage())
+        return 0
     stale = []
     for name, document in documents().items():
         path = VECTORS / name

@@ -6,10 +6,12 @@
 
 Keys come from fixed seeds, every `jti` from the vector's id, every time from the fixed
 clock below, and Ed25519 signatures are deterministic (RFC 8032), so the output is the
-same on every run. Each invalid vector breaks exactly one step of the validation
-procedure (spec/profile.md, section 5), so its reason is the same in every conforming
-implementation. Tokens that the library would never mint (duplicate members, padding,
-`alg: none`, ...) are assembled here by hand and signed with the vector keys.
+same on every run. The vectors are grouped by the step of the validation procedure they
+exercise (spec/profile.md, sections 5 and 5.1). Each invalid vector outside the `order-`
+groups breaks exactly one step, so its reason is the same in every conforming implementation;
+an `order-` vector breaks several, and pins which step refuses it first. Tokens that the
+library would never mint (duplicate members, padding, `alg: none`, ...) are assembled here
+by hand and signed with the vector keys.
 """
 
 from __future__ import annotations

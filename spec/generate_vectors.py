@@ -2,13 +2,16 @@
 
     python spec/generate_vectors.py            # write the files
     python spec/generate_vectors.py --check    # exit 1 if the committed files differ
+    python spec/generate_vectors.py --coverage # the vectors of each validation step, and their reasons
 
 Keys come from fixed seeds, every `jti` from the vector's id, every time from the fixed
 clock below, and Ed25519 signatures are deterministic (RFC 8032), so the output is the
-same on every run. Each invalid vector breaks exactly one step of the validation
-procedure (spec/profile.md, section 5), so its reason is the same in every conforming
-implementation. Tokens that the library would never mint (duplicate members, padding,
-`alg: none`, ...) are assembled here by hand and signed with the vector keys.
+same on every run. The vectors are grouped by the step of the validation procedure they
+exercise (spec/profile.md, sections 5 and 5.1). Each invalid vector outside the `order-`
+groups breaks exactly one step, so its reason is the same in every conforming implementation;
+an `order-` vector breaks several, and pins which step refuses it first. Tokens that the
+library would never mint (duplicate members, padding, `alg: none`, ...) are assembled here
+by hand and signed with the vector keys.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import hmac
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,15 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from mrtr_state import InvalidRequestState, Key, Keyring, StateSealer, arguments_digest, canonicalize
+from mrtr_state import (
+    REASONS,
+    InvalidRequestState,
+    Key,
+    Keyring,
+    StateSealer,
+    arguments_digest,
+    canonicalize,
+)
 from mrtr_state._b64 import encode as b64
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
@@ -69,6 +81,7 @@ UNKNOWN_KEY = Key.from_jwk(
 )
 VERIFIER = Keyring([HS256, EDDSA_PUBLIC])
 KEYS = {"HS256": HS256, "EdDSA": EDDSA}
+EDDSA_PUBLIC_BYTES = base64.urlsafe_b64decode(EDDSA.public_jwk()["x"] + "=")
 
 
 def jti_for(vector_id: str) -> str:
@@ -207,77 +220,47 @@ def sized_token(vector_id: str, length: int) -> tuple[str, Any]:
     raise SystemExit(f"cannot size a token to {length} characters")
 
 
-def token_vectors() -> list[dict[str, Any]]:
-    v: list[dict[str, Any]] = []
-    add = v.append
+# --- tokens.json, one group per step of section 5 ---------------------------------------------------
+# Each function below makes the vectors of one validation step (or of a small group of steps), named after
+# the step; TOKEN_GROUPS lists them in the order of the file. A table is a list of rows, one vector each,
+# turned into vectors by the loop of claim_table or header_table; a vector that needs code of its own is
+# written out.
 
-    # --- valid ---------------------------------------------------------------------------------
-    for alg in ("HS256", "EdDSA"):
-        a = alg.lower()
-        add(
-            vector(
-                f"valid-{a}-basic",
-                f"A token minted by the reference sealer ({alg}).",
-                token(f"valid-{a}-basic", alg),
-                None,
-            )
-        )
-    add(
-        vector(
-            "valid-hs256-reference-sealer",
-            "The exact output of StateSealer.seal for the default request.",
-            StateSealer(
-                Keyring([HS256]),
-                issuer=ISSUER,
-                clock=lambda: IAT + 0.75,
-                entropy=lambda n: hashlib.sha256(b"valid-hs256-reference-sealer").digest()[:n],
-            ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS),
-            None,
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-no-argument-binding",
-            "No args_sha256 claim: the token opens whatever the arguments.",
-            token("valid-hs256-no-argument-binding", args_sha256=None),
-            None,
-            arguments={"anything": [1, 2]},
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-retry-without-arguments",
-            "No args_sha256 and a retry without arguments.",
-            token("valid-hs256-retry-without-arguments", args_sha256=None),
-            None,
-            arguments=None,
-        )
-    )
-    add(
-        vector(
-            "valid-eddsa-prompt",
-            "A prompt target: aud is prompts/get:<name>.",
-            token(
-                "valid-eddsa-prompt",
-                "EdDSA",
-                aud="prompts/get:summarize",
-                args_sha256=arguments_digest({"topic": "q3"}),
-            ),
-            None,
-            prompt="summarize",
-            arguments={"topic": "q3"},
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-resource",
-            "A resource target: aud is resources/read:<uri>, no arguments.",
-            token("valid-hs256-resource", aud="resources/read:file:///reports/q3.csv", args_sha256=None),
-            None,
-            resource="file:///reports/q3.csv",
-            arguments=None,
-        )
-    )
+#: A row of claim_table: id, description, alg, claim changes (None deletes), verifier inputs.
+ClaimRow = tuple[str, str, str, dict[str, Any], dict[str, Any]]
+
+
+def claim_table(reason: str | None, rows: list[ClaimRow]) -> list[dict[str, Any]]:
+    """One vector per row: a token for the default request with its claims changed (reason None: valid)."""
+    return [
+        vector(vector_id, description, token(vector_id, alg, **changes), reason, **inputs)
+        for vector_id, description, alg, changes, inputs in rows
+    ]
+
+
+def header_table(
+    reason: str, rows: list[tuple[str, str, Callable[[bytes], bytes] | Key, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """One vector per row (id, description, signer, header): the default claims under that header."""
+    return [
+        vector(vector_id, description, assemble(signer, header, claims_for(vector_id)), reason)
+        for vector_id, description, signer, header in rows
+    ]
+
+
+def raw_token(payload: bytes, alg: str = "HS256") -> str:
+    """A token whose claims are exactly the JSON text `payload`, signed with the vector key of `alg`."""
+    return assemble(KEYS[alg], header_for(KEYS[alg]), payload)
+
+
+def valid_minted() -> list[dict[str, Any]]:
+    """Valid: tokens as a minter writes them, for each algorithm, kind of target and kind of state."""
+    sealed = StateSealer(
+        Keyring([HS256]),
+        issuer=ISSUER,
+        clock=lambda: IAT + 0.75,
+        entropy=lambda n: hashlib.sha256(b"valid-hs256-reference-sealer").digest()[:n],
+    ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS)
     unicode_state = {
         "name": "Zoë 😀",
         "escapes": 'tab\tquote"back\\slash',
@@ -287,165 +270,200 @@ def token_vectors() -> list[dict[str, Any]]:
         "e": 1e-7,
         "nested": {"list": [None, True, False, {}, []]},
     }
-    add(
-        vector(
-            "valid-eddsa-unicode-state",
-            "Unicode, escapes, safe-range integers, floats and nesting in the state.",
-            token("valid-eddsa-unicode-state", "EdDSA", state=unicode_state),
-            None,
-            expected_state=unicode_state,
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-scalar-state",
-            "The state may be any JSON value, here a string.",
-            token("valid-hs256-scalar-state", state="step-2"),
-            None,
-            expected_state="step-2",
-        )
-    )
     deep: Any = "bottom"
     for _ in range(32):
         deep = [deep]
-    add(
-        vector(
-            "valid-eddsa-state-depth-32",
-            "The state nests exactly 32 levels: the limit.",
-            token("valid-eddsa-state-depth-32", "EdDSA", state=deep),
+    return [
+        *claim_table(
             None,
-            expected_state=deep,
-        )
-    )
-    add(
+            [
+                ("valid-hs256-basic", "A token minted by the reference sealer (HS256).", "HS256", {}, {}),
+                ("valid-eddsa-basic", "A token minted by the reference sealer (EdDSA).", "EdDSA", {}, {}),
+            ],
+        ),
         vector(
-            "valid-hs256-one-second-before-exp",
-            "now = exp - 1.",
-            token("valid-hs256-one-second-before-exp"),
+            "valid-hs256-reference-sealer",
+            "The exact output of StateSealer.seal for the default request.",
+            sealed,
             None,
-            now=IAT + TTL - 1,
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-exp-within-leeway",
-            "now = exp + 5 with a leeway of 10.",
-            token("valid-hs256-exp-within-leeway"),
+        ),
+        *claim_table(
             None,
-            now=IAT + TTL + 5,
-            leeway=10,
-        )
-    )
-    add(
-        vector(
-            "valid-eddsa-iat-within-leeway",
-            "iat = now + 5 with a leeway of 10.",
-            token("valid-eddsa-iat-within-leeway", "EdDSA", iat=NOW + 5, exp=NOW + 5 + TTL),
-            None,
-            leeway=10,
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-lifetime-at-maximum",
-            "exp - iat equals the maximum lifetime.",
-            token("valid-hs256-lifetime-at-maximum", exp=IAT + 600),
-            None,
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-longer-lifetime-allowed",
-            "A verifier configured for longer lifetimes accepts 3600 s.",
-            token("valid-hs256-longer-lifetime-allowed", exp=IAT + 3600),
-            None,
-            max_lifetime=3600,
-        )
-    )
+            [
+                (
+                    "valid-hs256-no-argument-binding",
+                    "No args_sha256 claim: the token opens whatever the arguments.",
+                    "HS256",
+                    {"args_sha256": None},
+                    {"arguments": {"anything": [1, 2]}},
+                ),
+                (
+                    "valid-hs256-retry-without-arguments",
+                    "No args_sha256 and a retry without arguments.",
+                    "HS256",
+                    {"args_sha256": None},
+                    {"arguments": None},
+                ),
+                (
+                    "valid-eddsa-prompt",
+                    "A prompt target: aud is prompts/get:<name>.",
+                    "EdDSA",
+                    {"aud": "prompts/get:summarize", "args_sha256": arguments_digest({"topic": "q3"})},
+                    {"prompt": "summarize", "arguments": {"topic": "q3"}},
+                ),
+                (
+                    "valid-hs256-resource",
+                    "A resource target: aud is resources/read:<uri>, no arguments.",
+                    "HS256",
+                    {"aud": "resources/read:file:///reports/q3.csv", "args_sha256": None},
+                    {"resource": "file:///reports/q3.csv", "arguments": None},
+                ),
+                (
+                    "valid-eddsa-unicode-state",
+                    "Unicode, escapes, safe-range integers, floats and nesting in the state.",
+                    "EdDSA",
+                    {"state": unicode_state},
+                    {"expected_state": unicode_state},
+                ),
+                (
+                    "valid-hs256-scalar-state",
+                    "The state may be any JSON value, here a string.",
+                    "HS256",
+                    {"state": "step-2"},
+                    {"expected_state": "step-2"},
+                ),
+                (
+                    "valid-eddsa-state-depth-32",
+                    "The state nests exactly 32 levels: the limit.",
+                    "EdDSA",
+                    {"state": deep},
+                    {"expected_state": deep},
+                ),
+            ],
+        ),
+    ]
+
+
+def valid_times() -> list[dict[str, Any]]:
+    """Valid: iat and exp at the limits of steps 12 to 15 (integers, lifetime, leeway)."""
     iat_zero = compact(claims_for("valid-hs256-iat-negative-zero", iat=0, exp=NOW + 300)).replace(
         b'"iat":0,', b'"iat":-0,'
     )
-    add(
+    top = 9007199254740991
+    return [
+        *claim_table(
+            None,
+            [
+                ("valid-hs256-one-second-before-exp", "now = exp - 1.", "HS256", {}, {"now": IAT + TTL - 1}),
+                (
+                    "valid-hs256-exp-within-leeway",
+                    "now = exp + 5 with a leeway of 10.",
+                    "HS256",
+                    {},
+                    {"now": IAT + TTL + 5, "leeway": 10},
+                ),
+                (
+                    "valid-eddsa-iat-within-leeway",
+                    "iat = now + 5 with a leeway of 10.",
+                    "EdDSA",
+                    {"iat": NOW + 5, "exp": NOW + 5 + TTL},
+                    {"leeway": 10},
+                ),
+                (
+                    "valid-hs256-lifetime-at-maximum",
+                    "exp - iat equals the maximum lifetime.",
+                    "HS256",
+                    {"exp": IAT + 600},
+                    {},
+                ),
+                (
+                    "valid-hs256-longer-lifetime-allowed",
+                    "A verifier configured for longer lifetimes accepts 3600 s.",
+                    "HS256",
+                    {"exp": IAT + 3600},
+                    {"max_lifetime": 3600},
+                ),
+            ],
+        ),
         vector(
             "valid-hs256-iat-negative-zero",
             "iat written as -0: an integer literal with the value 0 (the verifier allows the long lifetime).",
-            assemble(HS256, header_for(HS256), iat_zero),
+            raw_token(iat_zero),
             None,
             max_lifetime=NOW + 300,
-        )
-    )
-    top = 9007199254740991
-    add(
-        vector(
-            "valid-eddsa-safe-integer-times",
-            "iat and exp at the top of the safe integer range.",
-            token("valid-eddsa-safe-integer-times", "EdDSA", iat=top - 600, exp=top),
+        ),
+        *claim_table(
             None,
-            now=top - 300,
-        )
-    )
+            [
+                (
+                    "valid-eddsa-safe-integer-times",
+                    "iat and exp at the top of the safe integer range.",
+                    "EdDSA",
+                    {"iat": top - 600, "exp": top},
+                    {"now": top - 300},
+                ),
+            ],
+        ),
+    ]
+
+
+def valid_spellings() -> list[dict[str, Any]]:
+    """Valid: what other minters may write (member order, white space, escapes, number forms), the size cap
+    of step 1 and the jti lengths of step 12."""
     reordered = compact({"kid": HS256.kid, "typ": TYP, "alg": "HS256"})
-    add(
+    spaced = json.dumps(claims_for("valid-eddsa-json-whitespace"), indent=2).encode()
+    escaped = compact(claims_for("valid-hs256-escaped-user", sub="x")).replace(
+        b'"sub":"x"', b'"sub":"\\u00e9ric"'
+    )
+    number_args_sealed = {"n": 1, "x": 1e15, "list": [0.5, -0]}
+    at_cap, at_cap_state = sized_token("valid-hs256-at-size-cap", MAX_TOKEN_BYTES)
+    escaped_typ = b'{"alg":"HS256","typ":"mrtr-state\\u002bjwt","kid":"' + HS256.kid.encode() + b'"}'
+    return [
         vector(
             "valid-hs256-header-member-order",
             "Header members in another order, as other minters write them.",
             assemble(HS256, reordered, claims_for("valid-hs256-header-member-order")),
             None,
-        )
-    )
-    spaced = json.dumps(claims_for("valid-eddsa-json-whitespace"), indent=2).encode()
-    add(
+        ),
         vector(
             "valid-eddsa-json-whitespace",
             "Header and claims JSON with insignificant white space.",
             assemble(EDDSA, json.dumps(header_for(EDDSA), indent=1).encode(), spaced),
             None,
-        )
-    )
-    escaped = compact(claims_for("valid-hs256-escaped-user", sub="x")).replace(
-        b'"sub":"x"', b'"sub":"\\u00e9ric"'
-    )
-    add(
+        ),
         vector(
             "valid-hs256-escaped-user",
             "sub written with a \\u escape equals the decoded user.",
-            assemble(HS256, header_for(HS256), escaped),
+            raw_token(escaped),
             None,
             user="éric",
-        )
-    )
-    number_args_sealed = {"n": 1, "x": 1e15, "list": [0.5, -0]}
-    add(
-        vector(
-            "valid-hs256-argument-number-forms",
-            "Arguments equal as JSON numbers digest the same (RFC 8785).",
-            token("valid-hs256-argument-number-forms", args_sha256=arguments_digest(number_args_sealed)),
+        ),
+        *claim_table(
             None,
-            arguments={"list": [0.5, 0.0], "x": 1000000000000000, "n": 1.0},
-        )
-    )
-    at_cap, at_cap_state = sized_token("valid-hs256-at-size-cap", MAX_TOKEN_BYTES)
-    add(
+            [
+                (
+                    "valid-hs256-argument-number-forms",
+                    "Arguments equal as JSON numbers digest the same (RFC 8785).",
+                    "HS256",
+                    {"args_sha256": arguments_digest(number_args_sealed)},
+                    {"arguments": {"list": [0.5, 0.0], "x": 1000000000000000, "n": 1.0}},
+                ),
+            ],
+        ),
         vector(
             "valid-hs256-at-size-cap",
             "A token exactly max_token_bytes long.",
             at_cap,
             None,
             expected_state=at_cap_state,
-        )
-    )
-
-    escaped_typ = b'{"alg":"HS256","typ":"mrtr-state\\u002bjwt","kid":"' + HS256.kid.encode() + b'"}'
-    add(
+        ),
         vector(
             "valid-hs256-typ-escaped",
             'typ written as "mrtr-state\\u002bjwt": the decoded string is compared (step 7), '
             "not the raw bytes.",
             assemble(HS256, escaped_typ, claims_for("valid-hs256-typ-escaped")),
             None,
-        )
-    )
-    add(
+        ),
         vector(
             "valid-hs256-header-whitespace-outside-object",
             "White space before and after the braces of the decoded header: insignificant JSON white space.",
@@ -455,156 +473,130 @@ def token_vectors() -> list[dict[str, Any]]:
                 claims_for("valid-hs256-header-whitespace-outside-object"),
             ),
             None,
-        )
-    )
-    for length in (22, 64):
-        jti_id = f"valid-hs256-jti-{length}-characters"
-        add(
-            vector(
-                jti_id,
-                f"A jti of {length} base64url characters: the "
-                + (
-                    "shortest (128 bits, what a minter writes)."
-                    if length == 22
-                    else "longest a verifier accepts."
-                ),
-                token(jti_id, jti=(jti_for(jti_id) * 3)[:length]),
-                None,
-            )
-        )
+        ),
+        *claim_table(
+            None,
+            [
+                (
+                    f"valid-hs256-jti-{length}-characters",
+                    f"A jti of {length} base64url characters: the {limit}",
+                    "HS256",
+                    {"jti": (jti_for(f"valid-hs256-jti-{length}-characters") * 3)[:length]},
+                    {},
+                )
+                for length, limit in [
+                    (22, "shortest (128 bits, what a minter writes)."),
+                    (64, "longest a verifier accepts."),
+                ]
+            ],
+        ),
+    ]
+
+
+def underflow() -> list[dict[str, Any]]:
+    """A number that underflows a double (1e-400) is read as 0: in the header (step 4 passes, step 5 refuses
+    the member), in the state (step 11) and in the retry's arguments (section 3.4)."""
     underflow_header = compact(header_for(HS256))[:-1] + b',"x":1e-400}'
-    add(
+    underflow_claims = compact(claims_for("valid-hs256-state-underflow", state={"tiny": 0})).replace(
+        b'"tiny":0', b'"tiny":1e-400'
+    )
+    return [
         vector(
             "unsupported-header-member-underflows",
             "A header member 1e-400: read as 0, so the header is JSON (step 4) and only the allowlist "
             "(step 5) refuses it.",
             assemble(HS256, underflow_header, claims_for("unsupported-header-member-underflows")),
             "unsupported_header",
-        )
-    )
-    underflow_claims = compact(claims_for("valid-hs256-state-underflow", state={"tiny": 0})).replace(
-        b'"tiny":0', b'"tiny":1e-400'
-    )
-    add(
+        ),
         vector(
             "valid-hs256-state-underflow",
             "1e-400 in the state underflows a double: it is read as 0 (step 11), "
             "as every JSON parser reads it.",
-            assemble(HS256, header_for(HS256), underflow_claims),
+            raw_token(underflow_claims),
             None,
             expected_state={"tiny": 0.0},
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-argument-underflow",
-            'Sealed with {"n": 0}, retried with {"n": 1e-400}: an underflow is read as 0 (section 3.4).',
-            token("valid-hs256-argument-underflow", args_sha256=arguments_digest({"n": 0})),
+        ),
+        *claim_table(
             None,
-            arguments={"n": Literal("1e-400")},
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-no-binding-unbindable-arguments",
-            "No args_sha256 and a verifier that does not require it: unbindable arguments do not matter.",
-            token("valid-hs256-no-binding-unbindable-arguments", args_sha256=None),
-            None,
-            arguments={"id": 9007199254740993},
-        )
-    )
-    add(
-        vector(
-            "valid-eddsa-binding-required",
-            "A verifier that requires the argument binding, and a token that has it.",
-            token("valid-eddsa-binding-required", "EdDSA"),
-            None,
-            require_arguments=True,
-        )
-    )
-    add(
-        vector(
-            "valid-hs256-resource-binding-required",
-            "A resource read has no arguments: requiring the binding does not apply to it.",
-            token(
-                "valid-hs256-resource-binding-required",
-                aud="resources/read:file:///reports/q3.csv",
-                args_sha256=None,
+            [
+                (
+                    "valid-hs256-argument-underflow",
+                    'Sealed with {"n": 0}, retried with {"n": 1e-400}: an underflow is read as 0 '
+                    "(section 3.4).",
+                    "HS256",
+                    {"args_sha256": arguments_digest({"n": 0})},
+                    {"arguments": {"n": Literal("1e-400")}},
+                ),
+            ],
+        ),
+    ]
+
+
+def valid_binding() -> list[dict[str, Any]]:
+    """Valid: the argument binding of step 19, absent where it is not required, present where it is."""
+    return claim_table(
+        None,
+        [
+            (
+                "valid-hs256-no-binding-unbindable-arguments",
+                "No args_sha256 and a verifier that does not require it: unbindable arguments do not matter.",
+                "HS256",
+                {"args_sha256": None},
+                {"arguments": {"id": 9007199254740993}},
             ),
-            None,
-            resource="file:///reports/q3.csv",
-            arguments=None,
-            require_arguments=True,
-        )
+            (
+                "valid-eddsa-binding-required",
+                "A verifier that requires the argument binding, and a token that has it.",
+                "EdDSA",
+                {},
+                {"require_arguments": True},
+            ),
+            (
+                "valid-hs256-resource-binding-required",
+                "A resource read has no arguments: requiring the binding does not apply to it.",
+                "HS256",
+                {"aud": "resources/read:file:///reports/q3.csv", "args_sha256": None},
+                {"resource": "file:///reports/q3.csv", "arguments": None, "require_arguments": True},
+            ),
+        ],
     )
 
-    # --- step 1: size ----------------------------------------------------------------------------
-    add(
+
+def step_01_size() -> list[dict[str, Any]]:
+    """Step 1, size: longer than the size cap in UTF-8 bytes is `too_large`."""
+    return [
         vector(
             "too-large-over-cap",
             "One character over the size cap.",
             sized_token("too-large-over-cap", MAX_TOKEN_BYTES + 1)[0],
             "too_large",
-        )
-    )
-    ascii_part = "A" * (MAX_TOKEN_BYTES - 2)
-    add(
+        ),
         vector(
             "too-large-counted-in-bytes",
             "8190 ASCII characters and two 'é': 8192 characters but 8194 UTF-8 bytes.",
-            ascii_part + "éé",
+            "A" * (MAX_TOKEN_BYTES - 2) + "éé",
             "too_large",
-        )
-    )
-    add(
-        vector(
-            "too-large-smaller-cap",
-            "A valid token over a verifier's smaller cap of 512.",
-            token("too-large-smaller-cap", state={"filler": "x" * 400}),
+        ),
+        *claim_table(
             "too_large",
-            max_token_bytes=512,
-        )
-    )
+            [
+                (
+                    "too-large-smaller-cap",
+                    "A valid token over a verifier's smaller cap of 512.",
+                    "HS256",
+                    {"state": {"filler": "x" * 400}},
+                    {"max_token_bytes": 512},
+                ),
+            ],
+        ),
+    ]
 
-    # --- steps 2 and 3: segments and base64url ----------------------------------------------------
+
+def step_02_03_segments() -> list[dict[str, Any]]:
+    """Steps 2 and 3, segments and canonical base64url: three non-empty canonical segments, else
+    `malformed`."""
     good = token("malformed-base")
     h, p, s = good.split(".")
-    add(vector("malformed-two-segments", "Only two segments.", f"{h}.{p}", "malformed"))
-    add(vector("malformed-four-segments", "Four segments.", f"{good}.{s}", "malformed"))
-    add(
-        vector(
-            "malformed-empty-signature",
-            "An empty signature segment (the shape of alg none).",
-            f"{h}.{p}.",
-            "malformed",
-        )
-    )
-    add(vector("malformed-padding", "The signature segment padded with '='.", f"{good}=", "malformed"))
-    add(
-        vector(
-            "malformed-standard-base64",
-            "'+' and '/' from the standard alphabet.",
-            f"{h}.{p}.{s[:-2]}+/",
-            "malformed",
-        )
-    )
-    add(
-        vector(
-            "malformed-whitespace",
-            "A line break inside the payload segment.",
-            f"{h}.{p[:20]}\n{p[20:]}.{s}",
-            "malformed",
-        )
-    )
-    add(
-        vector(
-            "malformed-noncanonical-signature",
-            "Non-zero unused bits in the signature's last character: "
-            "a lax decoder reads the same bytes and the signature would verify.",
-            f"{h}.{p}.{noncanonical_last(s)}",
-            "malformed",
-        )
-    )
     # A segment whose length is a multiple of 4 has no unused bits: lengthen the state until it has some.
     padded_claims = claims_for("malformed-noncanonical-payload")
     while len(b64(compact(padded_claims))) % 4 == 0:
@@ -613,88 +605,71 @@ def token_vectors() -> list[dict[str, Any]]:
             "pad": padded_claims["state"].get("pad", "") + "x",
         }
     noncanonical_payload = noncanonical_last(b64(compact(padded_claims)))
-    add(
-        vector(
+    rows = [
+        ("malformed-two-segments", "Only two segments.", f"{h}.{p}"),
+        ("malformed-four-segments", "Four segments.", f"{good}.{s}"),
+        ("malformed-empty-signature", "An empty signature segment (the shape of alg none).", f"{h}.{p}."),
+        ("malformed-padding", "The signature segment padded with '='.", f"{good}="),
+        ("malformed-standard-base64", "'+' and '/' from the standard alphabet.", f"{h}.{p}.{s[:-2]}+/"),
+        ("malformed-whitespace", "A line break inside the payload segment.", f"{h}.{p[:20]}\n{p[20:]}.{s}"),
+        (
+            "malformed-noncanonical-signature",
+            "Non-zero unused bits in the signature's last character: "
+            "a lax decoder reads the same bytes and the signature would verify.",
+            f"{h}.{p}.{noncanonical_last(s)}",
+        ),
+        (
             "malformed-noncanonical-payload",
             "A payload segment with non-zero unused bits, correctly signed as text by a faulty minter.",
             assemble(HS256, header_for(HS256), noncanonical_payload),
-            "malformed",
-        )
-    )
-    add(
-        vector(
+        ),
+        (
             "malformed-segment-length",
             "A payload segment whose length modulo 4 is 1.",
             f"{h}.{p + 'A' * ((1 - len(p)) % 4)}.{s}",
-            "malformed",
-        )
-    )
-    add(vector("malformed-non-ascii", "A non-ASCII character in the token.", good[:-1] + "é", "malformed"))
+        ),
+        ("malformed-non-ascii", "A non-ASCII character in the token.", good[:-1] + "é"),
+    ]
+    return [vector(vector_id, description, tok, "malformed") for vector_id, description, tok in rows]
 
-    # --- step 4: header JSON -----------------------------------------------------------------------
+
+def step_04_header_json() -> list[dict[str, Any]]:
+    """Step 4, header JSON: a header that is not one strict JSON object is `malformed`."""
     claims = claims_for("malformed-header")
-    add(
-        vector(
-            "malformed-header-not-json",
-            "The header is not JSON.",
-            assemble(HS256, b"{alg:HS256}", claims),
-            "malformed",
-        )
-    )
-    add(
-        vector(
-            "malformed-header-array",
-            "The header is a JSON array.",
-            assemble(HS256, b'["HS256"]', claims),
-            "malformed",
-        )
-    )
-    dup = b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"%s","alg":"HS256"}' % HS256.kid.encode()
-    add(
-        vector(
+    kid = HS256.kid.encode()
+    rows = [
+        ("malformed-header-not-json", "The header is not JSON.", b"{alg:HS256}"),
+        ("malformed-header-array", "The header is a JSON array.", b'["HS256"]'),
+        (
             "malformed-header-duplicate-member",
             "The header repeats alg.",
-            assemble(HS256, dup, claims),
-            "malformed",
-        )
-    )
-    bom = b"\xef\xbb\xbf" + compact(header_for(HS256))
-    add(
-        vector(
+            b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"%s","alg":"HS256"}' % kid,
+        ),
+        (
             "malformed-header-bom",
             "The header starts with a UTF-8 byte order mark.",
-            assemble(HS256, bom, claims),
-            "malformed",
-        )
-    )
-    bad_utf8 = b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"\xff"}'
-    add(
-        vector(
+            b"\xef\xbb\xbf" + compact(header_for(HS256)),
+        ),
+        (
             "malformed-header-invalid-utf8",
             "The header is not valid UTF-8.",
-            assemble(HS256, bad_utf8, claims),
-            "malformed",
-        )
-    )
-    deep_header = (
-        b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"'
-        + HS256.kid.encode()
-        + b'","x":'
-        + b"[" * 40
-        + b"]" * 40
-        + b"}"
-    )
-    add(
-        vector(
+            b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"\xff"}',
+        ),
+        (
             "malformed-header-too-deep",
             "A header value nested 41 levels (the limit is 33).",
-            assemble(HS256, deep_header, claims),
-            "malformed",
-        )
-    )
+            b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"' + kid + b'","x":' + b"[" * 40 + b"]" * 40 + b"}",
+        ),
+    ]
+    return [
+        vector(vector_id, description, assemble(HS256, header, claims), "malformed")
+        for vector_id, description, header in rows
+    ]
 
-    # --- steps 5 and 6: header allowlist and algorithm --------------------------------------------
-    for param, value in [
+
+def step_05_header_allowlist() -> list[dict[str, Any]]:
+    """Step 5, header allowlist: a header member other than alg, typ and kid is `unsupported_header`."""
+    members = [
         ("crit", ["exp"]),
         ("b64", False),
         ("jku", "https://attacker.example/jwks.json"),
@@ -704,627 +679,534 @@ def token_vectors() -> list[dict[str, Any]]:
         ("zip", "DEF"),
         ("cty", "JWT"),
         ("nonce", "x"),
-    ]:
-        add(
-            vector(
-                f"unsupported-header-{param}",
-                f"The header carries {param}.",
-                assemble(
-                    HS256, header_for(HS256, **{param: value}), claims_for(f"unsupported-header-{param}")
-                ),
-                "unsupported_header",
+    ]
+    return header_table(
+        "unsupported_header",
+        [
+            (
+                f"unsupported-header-{name}",
+                f"The header carries {name}.",
+                HS256,
+                header_for(HS256, **{name: value}),
             )
-        )
-    add(
-        vector(
-            "unsupported-header-alg-none",
-            "alg none (with a signature segment present).",
-            assemble(HS256, header_for(HS256, alg="none"), claims_for("unsupported-header-alg-none")),
-            "unsupported_header",
-        )
-    )
-    add(
-        vector(
-            "unsupported-header-alg-ed25519",
-            "The fully specified Ed25519 identifier (RFC 9864) is not used in version 1.",
-            assemble(EDDSA, header_for(EDDSA, alg="Ed25519"), claims_for("unsupported-header-alg-ed25519")),
-            "unsupported_header",
-        )
-    )
-    add(
-        vector(
-            "unsupported-header-alg-hs512",
-            "HS512.",
-            assemble(
-                lambda m: hmac.digest(seed("HS256 key"), m, "sha512"),
-                header_for(HS256, alg="HS512"),
-                claims_for("unsupported-header-alg-hs512"),
-            ),
-            "unsupported_header",
-        )
-    )
-    add(
-        vector(
-            "unsupported-header-alg-missing",
-            "No alg.",
-            assemble(HS256, header_for(HS256, alg=None), claims_for("unsupported-header-alg-missing")),
-            "unsupported_header",
-        )
+            for name, value in members
+        ],
     )
 
-    # --- step 7: typ ----------------------------------------------------------------------------------
-    for label, typ in [
+
+def step_06_algorithm() -> list[dict[str, Any]]:
+    """Step 6, algorithm: an alg other than HS256 and EdDSA, or none, is `unsupported_header`."""
+    return header_table(
+        "unsupported_header",
+        [
+            (
+                "unsupported-header-alg-none",
+                "alg none (with a signature segment present).",
+                HS256,
+                header_for(HS256, alg="none"),
+            ),
+            (
+                "unsupported-header-alg-ed25519",
+                "The fully specified Ed25519 identifier (RFC 9864) is not used in version 1.",
+                EDDSA,
+                header_for(EDDSA, alg="Ed25519"),
+            ),
+            (
+                "unsupported-header-alg-hs512",
+                "HS512.",
+                lambda m: hmac.digest(seed("HS256 key"), m, "sha512"),
+                header_for(HS256, alg="HS512"),
+            ),
+            ("unsupported-header-alg-missing", "No alg.", HS256, header_for(HS256, alg=None)),
+        ],
+    )
+
+
+def step_07_type() -> list[dict[str, Any]]:
+    """Step 7, type: a typ other than mrtr-state+jwt, exactly, is `wrong_type`."""
+    types = [
         ("jwt", "JWT"),
         ("application-prefix", "application/mrtr-state+jwt"),
         ("uppercase", "MRTR-STATE+JWT"),
         ("missing", None),
-    ]:
-        add(
-            vector(
-                f"wrong-type-{label}",
-                f"typ is {typ!r}.",
-                assemble(HS256, header_for(HS256, typ=typ), claims_for(f"wrong-type-{label}")),
-                "wrong_type",
-            )
-        )
-
-    # --- step 8: kid ----------------------------------------------------------------------------------
-    add(
-        vector(
-            "unknown-key-eddsa",
-            "Signed by an Ed25519 key that is not in the ring.",
-            assemble(UNKNOWN_KEY, header_for(UNKNOWN_KEY), claims_for("unknown-key-eddsa")),
-            "unknown_key",
-        )
-    )
-    add(
-        vector(
-            "unknown-key-missing-kid",
-            "No kid.",
-            assemble(HS256, header_for(HS256, kid=None), claims_for("unknown-key-missing-kid")),
-            "unknown_key",
-        )
-    )
-    add(
-        vector(
-            "unknown-key-numeric-kid",
-            "kid is a number.",
-            assemble(HS256, header_for(HS256, kid=1), claims_for("unknown-key-numeric-kid")),
-            "unknown_key",
-        )
+    ]
+    return header_table(
+        "wrong_type",
+        [
+            (f"wrong-type-{label}", f"typ is {typ!r}.", HS256, header_for(HS256, typ=typ))
+            for label, typ in types
+        ],
     )
 
-    # --- step 9: algorithm pinned to the key ---------------------------------------------------------
-    public_x = base64.urlsafe_b64decode(EDDSA.public_jwk()["x"] + "=")
-    add(
-        vector(
-            "algorithm-mismatch-hs256-with-ed25519-public-key",
-            "HS256 naming the Ed25519 key, MACed with its public key bytes as the secret "
-            "(the classic confusion).",
-            assemble(
-                lambda m: hmac.digest(public_x, m, "sha256"),
+
+def step_08_key() -> list[dict[str, Any]]:
+    """Step 8, key: a kid that names no key of the ring, or is missing or not a string, is `unknown_key`."""
+    return header_table(
+        "unknown_key",
+        [
+            (
+                "unknown-key-eddsa",
+                "Signed by an Ed25519 key that is not in the ring.",
+                UNKNOWN_KEY,
+                header_for(UNKNOWN_KEY),
+            ),
+            ("unknown-key-missing-kid", "No kid.", HS256, header_for(HS256, kid=None)),
+            ("unknown-key-numeric-kid", "kid is a number.", HS256, header_for(HS256, kid=1)),
+        ],
+    )
+
+
+def step_09_algorithm_pinned() -> list[dict[str, Any]]:
+    """Step 9, algorithm pinned to the key: an alg other than the named key's is `algorithm_mismatch`."""
+    return header_table(
+        "algorithm_mismatch",
+        [
+            (
+                "algorithm-mismatch-hs256-with-ed25519-public-key",
+                "HS256 naming the Ed25519 key, MACed with its public key bytes as the secret "
+                "(the classic confusion).",
+                lambda m: hmac.digest(EDDSA_PUBLIC_BYTES, m, "sha256"),
                 header_for(EDDSA, alg="HS256"),
-                claims_for("algorithm-mismatch-hs256-with-ed25519-public-key"),
             ),
-            "algorithm_mismatch",
-        )
-    )
-    add(
-        vector(
-            "algorithm-mismatch-eddsa-with-hs256-kid",
-            "EdDSA naming the HS256 key.",
-            assemble(
-                EDDSA, header_for(HS256, alg="EdDSA"), claims_for("algorithm-mismatch-eddsa-with-hs256-kid")
+            (
+                "algorithm-mismatch-eddsa-with-hs256-kid",
+                "EdDSA naming the HS256 key.",
+                EDDSA,
+                header_for(HS256, alg="EdDSA"),
             ),
-            "algorithm_mismatch",
-        )
+        ],
     )
 
-    # --- step 10: signature ---------------------------------------------------------------------------
+
+def step_10_signature() -> list[dict[str, Any]]:
+    """Step 10, signature: a signature of the wrong length, or that does not verify, is `bad_signature`."""
+    out: list[dict[str, Any]] = []
     for alg in ("HS256", "EdDSA"):
         a = alg.lower()
-        t = token(f"bad-signature-{a}-signature-changed", alg)
-        h2, p2, s2 = t.split(".")
-        add(
+        h, p, s = token(f"bad-signature-{a}-signature-changed", alg).split(".")
+        out.append(
             vector(
                 f"bad-signature-{a}-signature-changed",
                 "One character of the signature changed.",
-                f"{h2}.{p2}.{flip_char(s2, 5)}",
+                f"{h}.{p}.{flip_char(s, 5)}",
                 "bad_signature",
             )
         )
-        t = token(f"bad-signature-{a}-payload-changed", alg)
-        h2, p2, s2 = t.split(".")
-        add(
+        h, p, s = token(f"bad-signature-{a}-payload-changed", alg).split(".")
+        out.append(
             vector(
                 f"bad-signature-{a}-payload-changed",
                 "One character of the payload changed (the rule's check).",
-                f"{h2}.{flip_char(p2, len(p2) // 2)}.{s2}",
+                f"{h}.{flip_char(p, len(p) // 2)}.{s}",
                 "bad_signature",
             )
         )
-    t = token("bad-signature-hs256-header-changed")
-    h2, p2, s2 = t.split(".")
+    h, p, s = token("bad-signature-hs256-header-changed").split(".")
     reencoded = b64(
-        json.dumps(json.loads(base64.urlsafe_b64decode(h2 + "==")), separators=(", ", ": ")).encode()
+        json.dumps(json.loads(base64.urlsafe_b64decode(h + "==")), separators=(", ", ": ")).encode()
     )
-    add(
+    out.append(
         vector(
             "bad-signature-hs256-header-changed",
             "The same header re-encoded with spaces: a different signing input.",
-            f"{reencoded}.{p2}.{s2}",
+            f"{reencoded}.{p}.{s}",
             "bad_signature",
         )
     )
-    t = token("bad-signature-hs256-short")
-    h2, p2, s2 = t.split(".")
-    add(
+    h, p, s = token("bad-signature-hs256-short").split(".")
+    out.append(
         vector(
             "bad-signature-hs256-short",
             "A 31-byte HS256 signature.",
-            f"{h2}.{p2}.{b64(base64.urlsafe_b64decode(s2 + '=')[:31])}",
+            f"{h}.{p}.{b64(base64.urlsafe_b64decode(s + '=')[:31])}",
             "bad_signature",
         )
     )
-    t = token("bad-signature-eddsa-zero", "EdDSA")
-    h2, p2, _ = t.split(".")
-    add(
+    h, p, _ = token("bad-signature-eddsa-zero", "EdDSA").split(".")
+    out.append(
         vector(
             "bad-signature-eddsa-zero",
             "An all-zero Ed25519 signature.",
-            f"{h2}.{p2}.{b64(bytes(64))}",
+            f"{h}.{p}.{b64(bytes(64))}",
             "bad_signature",
         )
     )
-    t = token("bad-signature-eddsa-signed-by-unknown-key", "EdDSA")
-    h2, p2, _ = t.split(".")
-    add(
+    h, p, _ = token("bad-signature-eddsa-signed-by-unknown-key", "EdDSA").split(".")
+    out.append(
         vector(
             "bad-signature-eddsa-signed-by-unknown-key",
             "Names the ring's Ed25519 key, signed by another key.",
-            f"{h2}.{p2}.{b64(UNKNOWN_KEY.sign(f'{h2}.{p2}'.encode()))}",
+            f"{h}.{p}.{b64(UNKNOWN_KEY.sign(f'{h}.{p}'.encode()))}",
             "bad_signature",
         )
     )
+    return out
 
-    # --- step 11: claims JSON -----------------------------------------------------------------------
-    def raw(payload: bytes, alg: str = "HS256") -> str:
-        return assemble(KEYS[alg], header_for(KEYS[alg]), payload)
 
+def step_11_claims_json() -> list[dict[str, Any]]:
+    """Step 11, claims JSON: claims that are not strict JSON (I-JSON), at any depth, are `malformed`."""
     base = compact(claims_for("malformed-claims"))
-    add(vector("malformed-claims-not-json", "The payload is not JSON.", raw(base[:-1]), "malformed"))
-    add(
-        vector("malformed-claims-array", "The payload is a JSON array.", raw(b"[" + base + b"]"), "malformed")
-    )
-    add(
-        vector(
-            "malformed-claims-duplicate-sub",
-            "sub twice: a last-wins parser would see alice.",
-            raw(base.replace(b'"sub":"alice"', b'"sub":"mallory","sub":"alice"')),
-            "malformed",
-        )
-    )
-    add(
-        vector(
-            "malformed-claims-duplicate-in-state",
-            "A duplicate member inside the state.",
-            raw(base.replace(b'"step":"confirm"', b'"step":"confirm","step":"done"'), "EdDSA"),
-            "malformed",
-        )
-    )
-    add(
-        vector(
-            "malformed-claims-nan",
-            "A NaN literal in the state.",
-            raw(base.replace(b'"attempt":1', b'"attempt":NaN')),
-            "malformed",
-        )
-    )
-    add(
-        vector(
-            "malformed-claims-number-overflow",
-            "1e400 in the state: beyond a double.",
-            raw(base.replace(b'"attempt":1', b'"attempt":1e400')),
-            "malformed",
-        )
-    )
     deep_state: Any = 1
     for _ in range(33):
         deep_state = [deep_state]
-    add(
-        vector(
+    rows = [
+        ("malformed-claims-not-json", "The payload is not JSON.", "HS256", base[:-1]),
+        ("malformed-claims-array", "The payload is a JSON array.", "HS256", b"[" + base + b"]"),
+        (
+            "malformed-claims-duplicate-sub",
+            "sub twice: a last-wins parser would see alice.",
+            "HS256",
+            base.replace(b'"sub":"alice"', b'"sub":"mallory","sub":"alice"'),
+        ),
+        (
+            "malformed-claims-duplicate-in-state",
+            "A duplicate member inside the state.",
+            "EdDSA",
+            base.replace(b'"step":"confirm"', b'"step":"confirm","step":"done"'),
+        ),
+        (
+            "malformed-claims-nan",
+            "A NaN literal in the state.",
+            "HS256",
+            base.replace(b'"attempt":1', b'"attempt":NaN'),
+        ),
+        (
+            "malformed-claims-number-overflow",
+            "1e400 in the state: beyond a double.",
+            "HS256",
+            base.replace(b'"attempt":1', b'"attempt":1e400'),
+        ),
+        (
             "malformed-claims-state-depth-33",
             "The state nests 33 levels (the limit is 32).",
-            raw(compact(claims_for("malformed-claims-state-depth-33", state=deep_state)), "EdDSA"),
-            "malformed",
-        )
-    )
-    add(
-        vector(
+            "EdDSA",
+            compact(claims_for("malformed-claims-state-depth-33", state=deep_state)),
+        ),
+        (
             "malformed-claims-invalid-utf8",
             "The payload is not valid UTF-8.",
-            raw(base.replace(b'"confirm"', b'"conf\xc3\x28rm"')),
-            "malformed",
-        )
-    )
-
-    add(
-        vector(
+            "HS256",
+            base.replace(b'"confirm"', b'"conf\xc3\x28rm"'),
+        ),
+        (
             "malformed-claims-lone-surrogate",
             "An escaped lone surrogate in a state string: not valid Unicode (I-JSON).",
-            raw(base.replace(b'"confirm"', b'"conf\\udc00rm"'), "EdDSA"),
-            "malformed",
-        )
-    )
-    add(
-        vector(
+            "EdDSA",
+            base.replace(b'"confirm"', b'"conf\\udc00rm"'),
+        ),
+        (
             "malformed-claims-unsafe-integer-in-state",
             "An integer literal beyond 2**53 - 1 in the state: languages would read different values.",
-            raw(base.replace(b'"attempt":1', b'"attempt":12345678901234567890')),
-            "malformed",
-        )
-    )
-    add(
+            "HS256",
+            base.replace(b'"attempt":1', b'"attempt":12345678901234567890'),
+        ),
+    ]
+    return [
+        *[
+            vector(vector_id, description, raw_token(payload, alg), "malformed")
+            for vector_id, description, alg, payload in rows
+        ],
         vector(
             "valid-eddsa-surrogate-pair-escape",
             "A correctly paired surrogate escape is valid Unicode.",
-            raw(base.replace(b'"confirm"', b'"\\ud83d\\ude00"'), "EdDSA"),
+            raw_token(base.replace(b'"confirm"', b'"\\ud83d\\ude00"'), "EdDSA"),
             None,
             expected_state={**STATE, "step": "\U0001f600"},
-        )
-    )
+        ),
+    ]
 
-    # --- step 12: claims -----------------------------------------------------------------------------
-    for claim in ("iss", "sub", "aud", "iat", "exp", "jti", "state"):
-        add(
-            vector(
-                f"malformed-missing-{claim}",
-                f"No {claim} claim.",
-                token(f"malformed-missing-{claim}", **{claim: None}),
-                "malformed",
-            )
-        )
-    add(
-        vector(
-            "malformed-extra-claim-nbf",
-            "An nbf claim: the claim set is closed.",
-            token("malformed-extra-claim-nbf", nbf=IAT),
-            "malformed",
-        )
+
+def step_12_claims() -> list[dict[str, Any]]:
+    """Step 12, claims: a missing or extra claim, or a claim of the wrong type or form, is `malformed`."""
+    absent_or_extra: list[ClaimRow] = [
+        (f"malformed-missing-{claim}", f"No {claim} claim.", "HS256", {claim: None}, {})
+        for claim in ("iss", "sub", "aud", "iat", "exp", "jti", "state")
+    ]
+    absent_or_extra.append(
+        ("malformed-extra-claim-nbf", "An nbf claim: the claim set is closed.", "HS256", {"nbf": IAT}, {})
     )
+    # exp written out by hand, as label, alg, literal.
     exp_text = str(IAT + TTL).encode()
-    for label, literal in [
-        ("string", b'"' + exp_text + b'"'),
-        ("fraction", exp_text + b".5"),
-        ("zero-fraction", exp_text + b".0"),
-        ("exponent", b"1.76722614e9"),
-        ("boolean", b"true"),
-        ("beyond-safe-range", b"9007199254740992"),
-    ]:
-        payload = compact(claims_for(f"malformed-exp-{label}")).replace(
-            b'"exp":' + exp_text, b'"exp":' + literal
-        )
-        add(
-            vector(
-                f"malformed-exp-{label}",
-                f"exp written as {literal.decode()}.",
-                raw(payload, "EdDSA" if label in ("fraction", "beyond-safe-range") else "HS256"),
-                "malformed",
-            )
-        )
-    add(
+    exp_literals = [
+        ("string", "HS256", b'"' + exp_text + b'"'),
+        ("fraction", "EdDSA", exp_text + b".5"),
+        ("zero-fraction", "HS256", exp_text + b".0"),
+        ("exponent", "HS256", b"1.76722614e9"),
+        ("boolean", "HS256", b"true"),
+        ("beyond-safe-range", "EdDSA", b"9007199254740992"),
+    ]
+    written_exp = [
         vector(
-            "malformed-iat-negative", "iat is negative.", token("malformed-iat-negative", iat=-1), "malformed"
-        )
-    )
-    add(
-        vector(
-            "malformed-exp-not-after-iat",
-            "exp equals iat.",
-            token("malformed-exp-not-after-iat", exp=IAT),
+            f"malformed-exp-{label}",
+            f"exp written as {literal.decode()}.",
+            raw_token(
+                compact(claims_for(f"malformed-exp-{label}")).replace(
+                    b'"exp":' + exp_text, b'"exp":' + literal
+                ),
+                alg,
+            ),
             "malformed",
         )
-    )
-    add(
-        vector(
+        for label, alg, literal in exp_literals
+    ]
+    wrong_form: list[ClaimRow] = [
+        ("malformed-iat-negative", "iat is negative.", "HS256", {"iat": -1}, {}),
+        ("malformed-exp-not-after-iat", "exp equals iat.", "HS256", {"exp": IAT}, {}),
+        (
             "malformed-aud-array",
             "aud as an array holding the right target.",
-            token("malformed-aud-array", "EdDSA", aud=[f"tools/call:{TOOL}"]),
-            "malformed",
-        )
-    )
-    add(
-        vector(
-            "malformed-sub-empty",
-            "sub is the empty string.",
-            token("malformed-sub-empty", sub=""),
-            "malformed",
-        )
-    )
-    add(vector("malformed-sub-number", "sub is a number.", token("malformed-sub-number", sub=7), "malformed"))
-    add(
-        vector(
-            "malformed-jti-short",
-            "jti of 8 characters.",
-            token("malformed-jti-short", jti="abcdefgh"),
-            "malformed",
-        )
-    )
-    add(
-        vector(
+            "EdDSA",
+            {"aud": [f"tools/call:{TOOL}"]},
+            {},
+        ),
+        ("malformed-sub-empty", "sub is the empty string.", "HS256", {"sub": ""}, {}),
+        ("malformed-sub-number", "sub is a number.", "HS256", {"sub": 7}, {}),
+        ("malformed-jti-short", "jti of 8 characters.", "HS256", {"jti": "abcdefgh"}, {}),
+        (
             "malformed-jti-characters",
             "jti with characters outside base64url.",
-            token("malformed-jti-characters", jti="not/base64url+jti=="),
-            "malformed",
-        )
-    )
+            "HS256",
+            {"jti": "not/base64url+jti=="},
+            {},
+        ),
+    ]
     for length in (21, 65):
         jti_id = f"malformed-jti-{length}-characters"
-        add(
-            vector(
+        wrong_form.append(
+            (
                 jti_id,
                 f"A jti of {length} base64url characters: a verifier accepts 22 to 64.",
-                token(jti_id, jti=(jti_for(jti_id) * 3)[:length]),
-                "malformed",
+                "HS256",
+                {"jti": (jti_for(jti_id) * 3)[:length]},
+                {},
             )
         )
-    add(
-        vector(
+    wrong_form.append(
+        (
             "malformed-args-digest-length",
             "args_sha256 of 42 characters.",
-            token("malformed-args-digest-length", args_sha256=arguments_digest(ARGUMENTS)[:42]),
-            "malformed",
+            "HS256",
+            {"args_sha256": arguments_digest(ARGUMENTS)[:42]},
+            {},
         )
     )
-
     args_null = compact(claims_for("malformed-args-digest-null")).replace(
         b'"args_sha256":"' + arguments_digest(ARGUMENTS).encode() + b'"', b'"args_sha256":null'
     )
-    add(
+    return [
+        *claim_table("malformed", absent_or_extra),
+        *written_exp,
+        *claim_table("malformed", wrong_form),
         vector(
             "malformed-args-digest-null",
             "args_sha256 is null: a malformed binding, not an absent one.",
-            raw(args_null, "EdDSA"),
+            raw_token(args_null, "EdDSA"),
             "malformed",
-        )
+        ),
+    ]
+
+
+def step_13_lifetime() -> list[dict[str, Any]]:
+    """Step 13, lifetime: exp - iat beyond the verifier's maximum is `lifetime_too_long`."""
+    return claim_table(
+        "lifetime_too_long",
+        [
+            (
+                "lifetime-too-long-hs256",
+                "exp - iat = 601 s; the maximum is 600.",
+                "HS256",
+                {"exp": IAT + 601},
+                {},
+            ),
+            ("lifetime-too-long-eddsa", "exp - iat = 3600 s.", "EdDSA", {"exp": IAT + 3600}, {}),
+        ],
     )
 
-    # --- steps 13 to 15: lifetime and time -------------------------------------------------------------
-    add(
-        vector(
-            "lifetime-too-long-hs256",
-            "exp - iat = 601 s; the maximum is 600.",
-            token("lifetime-too-long-hs256", exp=IAT + 601),
-            "lifetime_too_long",
-        )
-    )
-    add(
-        vector(
-            "lifetime-too-long-eddsa",
-            "exp - iat = 3600 s.",
-            token("lifetime-too-long-eddsa", "EdDSA", exp=IAT + 3600),
-            "lifetime_too_long",
-        )
-    )
-    add(
-        vector(
-            "issued-in-future",
-            "iat = now + 1.",
-            token("issued-in-future", iat=NOW + 1, exp=NOW + 1 + TTL),
-            "issued_in_future",
-        )
-    )
-    add(
-        vector(
-            "issued-in-future-beyond-leeway",
-            "iat = now + 11 with a leeway of 10.",
-            token("issued-in-future-beyond-leeway", "EdDSA", iat=NOW + 11, exp=NOW + 11 + TTL),
-            "issued_in_future",
-            leeway=10,
-        )
-    )
-    add(
-        vector(
-            "expired-at-exp", "now = exp exactly: refused.", token("expired-at-exp"), "expired", now=IAT + TTL
-        )
-    )
-    add(
-        vector(
-            "expired-ten-minutes-later",
-            "Presented 10 minutes after it was minted (the rule's check).",
-            token("expired-ten-minutes-later", "EdDSA"),
-            "expired",
-            now=IAT + 600,
-        )
-    )
-    add(
-        vector(
-            "expired-beyond-leeway",
-            "now = exp + 10 with a leeway of 10.",
-            token("expired-beyond-leeway"),
-            "expired",
-            now=IAT + TTL + 10,
-            leeway=10,
-        )
+
+def step_14_not_from_the_future() -> list[dict[str, Any]]:
+    """Step 14, not from the future: iat beyond now + leeway is `issued_in_future`."""
+    return claim_table(
+        "issued_in_future",
+        [
+            ("issued-in-future", "iat = now + 1.", "HS256", {"iat": NOW + 1, "exp": NOW + 1 + TTL}, {}),
+            (
+                "issued-in-future-beyond-leeway",
+                "iat = now + 11 with a leeway of 10.",
+                "EdDSA",
+                {"iat": NOW + 11, "exp": NOW + 11 + TTL},
+                {"leeway": 10},
+            ),
+        ],
     )
 
-    # --- steps 16 to 19: bindings ----------------------------------------------------------------------
-    add(
-        vector(
-            "wrong-issuer",
-            "Minted by another service.",
-            token("wrong-issuer", iss="https://other.example.com"),
-            "wrong_issuer",
-        )
-    )
-    add(
-        vector(
-            "wrong-issuer-trailing-slash",
-            "The issuer with a trailing slash: compared exactly.",
-            token("wrong-issuer-trailing-slash", "EdDSA", iss=ISSUER + "/"),
-            "wrong_issuer",
-        )
-    )
-    add(
-        vector(
-            "wrong-user",
-            "Presented by another user (the rule's check).",
-            token("wrong-user"),
-            "wrong_user",
-            user="mallory",
-        )
-    )
-    add(
-        vector(
-            "wrong-user-eddsa",
-            "Presented by another user, EdDSA.",
-            token("wrong-user-eddsa", "EdDSA"),
-            "wrong_user",
-            user="bob",
-        )
-    )
-    add(
-        vector(
-            "wrong-user-case",
-            "User ids are compared exactly, without case folding.",
-            token("wrong-user-case"),
-            "wrong_user",
-            user="Alice",
-        )
-    )
-    add(
-        vector(
-            "wrong-user-normalisation",
-            "NFC and NFD spellings of one name are different users: no normalisation.",
-            token("wrong-user-normalisation", sub="e\u0301ric"),
-            "wrong_user",
-            user="\u00e9ric",
-        )
-    )
-    add(
-        vector(
-            "wrong-tool", "Presented to another tool.", token("wrong-tool"), "wrong_tool", tool="delete_repo"
-        )
-    )
-    add(
-        vector(
-            "wrong-tool-prompt-of-same-name",
-            "A tool's state presented to a prompt of the same name.",
-            token("wrong-tool-prompt-of-same-name", "EdDSA"),
-            "wrong_tool",
-            prompt=TOOL,
-        )
-    )
-    add(
-        vector(
-            "wrong-tool-resource",
-            "A resource's state presented to another resource.",
-            token("wrong-tool-resource", aud="resources/read:file:///a.txt", args_sha256=None),
-            "wrong_tool",
-            resource="file:///b.txt",
-            arguments=None,
-        )
-    )
-    add(
-        vector(
-            "wrong-request",
-            "Retried with other arguments.",
-            token("wrong-request"),
-            "wrong_request",
-            arguments={"branch": "main", "force": True},
-        )
-    )
-    add(
-        vector(
-            "wrong-request-eddsa",
-            "Retried with one more argument.",
-            token("wrong-request-eddsa", "EdDSA"),
-            "wrong_request",
-            arguments={**ARGUMENTS, "extra": 1},
-        )
-    )
-    add(
-        vector(
-            "wrong-request-no-arguments",
-            "Bound to arguments, retried without any (treated as {}).",
-            token("wrong-request-no-arguments"),
-            "wrong_request",
-            arguments=None,
-        )
-    )
-    add(
-        vector(
-            "wrong-request-number-value",
-            "1 and 1.5 are different numbers.",
-            token("wrong-request-number-value", args_sha256=arguments_digest({"n": 1})),
-            "wrong_request",
-            arguments={"n": 1.5},
-        )
+
+def step_15_not_expired() -> list[dict[str, Any]]:
+    """Step 15, not expired: now at or after exp + leeway is `expired`."""
+    return claim_table(
+        "expired",
+        [
+            ("expired-at-exp", "now = exp exactly: refused.", "HS256", {}, {"now": IAT + TTL}),
+            (
+                "expired-ten-minutes-later",
+                "Presented 10 minutes after it was minted (the rule's check).",
+                "EdDSA",
+                {},
+                {"now": IAT + 600},
+            ),
+            (
+                "expired-beyond-leeway",
+                "now = exp + 10 with a leeway of 10.",
+                "HS256",
+                {},
+                {"now": IAT + TTL + 10, "leeway": 10},
+            ),
+        ],
     )
 
+
+def step_16_issuer() -> list[dict[str, Any]]:
+    """Step 16, issuer: an iss other than the verifier's own, exactly, is `wrong_issuer`."""
+    return claim_table(
+        "wrong_issuer",
+        [
+            ("wrong-issuer", "Minted by another service.", "HS256", {"iss": "https://other.example.com"}, {}),
+            (
+                "wrong-issuer-trailing-slash",
+                "The issuer with a trailing slash: compared exactly.",
+                "EdDSA",
+                {"iss": ISSUER + "/"},
+                {},
+            ),
+        ],
+    )
+
+
+def step_17_user() -> list[dict[str, Any]]:
+    """Step 17, user: a sub other than the user of the request, exactly, is `wrong_user`."""
+    return claim_table(
+        "wrong_user",
+        [
+            ("wrong-user", "Presented by another user (the rule's check).", "HS256", {}, {"user": "mallory"}),
+            ("wrong-user-eddsa", "Presented by another user, EdDSA.", "EdDSA", {}, {"user": "bob"}),
+            (
+                "wrong-user-case",
+                "User ids are compared exactly, without case folding.",
+                "HS256",
+                {},
+                {"user": "Alice"},
+            ),
+            (
+                "wrong-user-normalisation",
+                "NFC and NFD spellings of one name are different users: no normalisation.",
+                "HS256",
+                {"sub": "e\u0301ric"},
+                {"user": "\u00e9ric"},
+            ),
+        ],
+    )
+
+
+def step_18_target() -> list[dict[str, Any]]:
+    """Step 18, target: an aud other than the request's target is `wrong_tool`."""
+    return claim_table(
+        "wrong_tool",
+        [
+            ("wrong-tool", "Presented to another tool.", "HS256", {}, {"tool": "delete_repo"}),
+            (
+                "wrong-tool-prompt-of-same-name",
+                "A tool's state presented to a prompt of the same name.",
+                "EdDSA",
+                {},
+                {"prompt": TOOL},
+            ),
+            (
+                "wrong-tool-resource",
+                "A resource's state presented to another resource.",
+                "HS256",
+                {"aud": "resources/read:file:///a.txt", "args_sha256": None},
+                {"resource": "file:///b.txt", "arguments": None},
+            ),
+        ],
+    )
+
+
+def step_19_request_binding() -> list[dict[str, Any]]:
+    """Step 19, request binding: a digest other than that of the retry's arguments, unbindable arguments,
+    or a missing binding the verifier requires, is `wrong_request`."""
     # What a verifier that digested 2**60 + 1 as the double 2**60 would have sealed (the old collision).
     as_double = (
         base64.urlsafe_b64encode(hashlib.sha256(canonicalize({"id": float(2**60)})).digest())
         .decode()
         .rstrip("=")
     )
-    add(
-        vector(
-            "wrong-request-integer-beyond-2-53",
-            'Bound to the JCS digest of {"id": 2**60} (a double), retried with 2**60 + 1: '
-            "the arguments are unbindable, so no digest matches (section 3.4).",
-            token("wrong-request-integer-beyond-2-53", args_sha256=as_double),
-            "wrong_request",
-            arguments={"id": 2**60 + 1},
-        )
-    )
-    add(
-        vector(
-            "wrong-request-integer-beyond-2-53-same-value",
-            "The same, retried with 2**60 itself: unbindable arguments match no digest, "
-            "even their own double's.",
-            token("wrong-request-integer-beyond-2-53-same-value", args_sha256=as_double),
-            "wrong_request",
-            arguments={"id": 2**60},
-        )
-    )
-    add(
-        vector(
-            "wrong-request-binding-required",
-            "No args_sha256, and a verifier that requires the argument binding (step 19).",
-            token("wrong-request-binding-required", args_sha256=None),
-            "wrong_request",
-            require_arguments=True,
-        )
-    )
-    add(
-        vector(
-            "wrong-request-binding-required-prompt",
-            "A prompt's token without args_sha256, and a verifier that requires the binding.",
-            token(
-                "wrong-request-binding-required-prompt",
-                "EdDSA",
-                aud="prompts/get:summarize",
-                args_sha256=None,
+    return claim_table(
+        "wrong_request",
+        [
+            (
+                "wrong-request",
+                "Retried with other arguments.",
+                "HS256",
+                {},
+                {"arguments": {"branch": "main", "force": True}},
             ),
-            "wrong_request",
-            prompt="summarize",
-            arguments={"topic": "q3"},
-            require_arguments=True,
-        )
+            (
+                "wrong-request-eddsa",
+                "Retried with one more argument.",
+                "EdDSA",
+                {},
+                {"arguments": {**ARGUMENTS, "extra": 1}},
+            ),
+            (
+                "wrong-request-no-arguments",
+                "Bound to arguments, retried without any (treated as {}).",
+                "HS256",
+                {},
+                {"arguments": None},
+            ),
+            (
+                "wrong-request-number-value",
+                "1 and 1.5 are different numbers.",
+                "HS256",
+                {"args_sha256": arguments_digest({"n": 1})},
+                {"arguments": {"n": 1.5}},
+            ),
+            (
+                "wrong-request-integer-beyond-2-53",
+                'Bound to the JCS digest of {"id": 2**60} (a double), retried with 2**60 + 1: '
+                "the arguments are unbindable, so no digest matches (section 3.4).",
+                "HS256",
+                {"args_sha256": as_double},
+                {"arguments": {"id": 2**60 + 1}},
+            ),
+            (
+                "wrong-request-integer-beyond-2-53-same-value",
+                "The same, retried with 2**60 itself: unbindable arguments match no digest, "
+                "even their own double's.",
+                "HS256",
+                {"args_sha256": as_double},
+                {"arguments": {"id": 2**60}},
+            ),
+            (
+                "wrong-request-binding-required",
+                "No args_sha256, and a verifier that requires the argument binding (step 19).",
+                "HS256",
+                {"args_sha256": None},
+                {"require_arguments": True},
+            ),
+            (
+                "wrong-request-binding-required-prompt",
+                "A prompt's token without args_sha256, and a verifier that requires the binding.",
+                "EdDSA",
+                {"aud": "prompts/get:summarize", "args_sha256": None},
+                {"prompt": "summarize", "arguments": {"topic": "q3"}, "require_arguments": True},
+            ),
+        ],
     )
 
-    # --- several faults at once: the first failing step of section 5 decides --------------------------
-    v.extend(order_vectors())
 
-    ids = [x["id"] for x in v]
-    if len(ids) != len(set(ids)):
-        raise SystemExit("duplicate vector ids")
-    return v
-
-
-def order_vectors() -> list[dict[str, Any]]:
-    """Tokens with two or more faults; each expects the reason of the earliest failing step."""
+def order_of_steps() -> list[dict[str, Any]]:
+    """Order (section 5): tokens with two or more faults; each expects the reason of the earliest failing
+    step."""
     out: list[dict[str, Any]] = []
 
     def add(vector_id: str, description: str, tok: str, reason: str, **inputs: Any) -> None:
@@ -1465,6 +1347,48 @@ def order_vectors() -> list[dict[str, Any]]:
         "malformed",
     )
     return out
+
+
+#: The groups of tokens.json, in the order of the file.
+TOKEN_GROUPS: list[Callable[[], list[dict[str, Any]]]] = [
+    valid_minted,
+    valid_times,
+    valid_spellings,
+    underflow,
+    valid_binding,
+    step_01_size,
+    step_02_03_segments,
+    step_04_header_json,
+    step_05_header_allowlist,
+    step_06_algorithm,
+    step_07_type,
+    step_08_key,
+    step_09_algorithm_pinned,
+    step_10_signature,
+    step_11_claims_json,
+    step_12_claims,
+    step_13_lifetime,
+    step_14_not_from_the_future,
+    step_15_not_expired,
+    step_16_issuer,
+    step_17_user,
+    step_18_target,
+    step_19_request_binding,
+    order_of_steps,
+]
+
+
+def joined(groups: list[Callable[[], list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """The vectors of `groups`, one group after the other; every id once."""
+    v = [entry for group in groups for entry in group()]
+    ids = [x["id"] for x in v]
+    if len(ids) != len(set(ids)):
+        raise SystemExit("duplicate vector ids")
+    return v
+
+
+def token_vectors() -> list[dict[str, Any]]:
+    return joined(TOKEN_GROUPS)
 
 
 def argument_vectors() -> list[dict[str, Any]]:
@@ -1631,48 +1555,67 @@ def sized_enc_token(vector_id: str, length: int) -> tuple[str, Any]:
     raise SystemExit(f"cannot size an encrypted token to {length} characters")
 
 
-def encrypted_vectors() -> list[dict[str, Any]]:
-    v: list[dict[str, Any]] = []
-    add = v.append
+# --- encrypted.json, one group per step of section 5.1 ----------------------------------------------
+# As for tokens.json: one function per validation step (or small group of steps), in the order of the
+# file; ENCRYPTED_GROUPS lists them. The step numbers are those of section 5.1.
 
-    # --- valid ---------------------------------------------------------------------------------
-    add(
+
+def jwe_header_table(reason: str, rows: list[tuple[str, str, bytes, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One vector per row (id, description, AES key, protected header): the default claims, encrypted."""
+    return [
         vector(
-            "encrypted-valid-basic",
-            "A token of the encrypted form for the default request.",
-            enc_token("encrypted-valid-basic"),
-            None,
+            vector_id,
+            description,
+            jwe_assemble(secret, header, claims_for(vector_id), iv_for(vector_id)),
+            reason,
         )
-    )
+        for vector_id, description, secret, header in rows
+    ]
+
+
+def encrypted_valid() -> list[dict[str, Any]]:
+    """Valid: tokens of the encrypted form as a minter writes them, for each kind of target, and the
+    limits of steps 1 and 15."""
     draws = iter(
         [
             hashlib.sha256(b"encrypted-valid-reference-sealer jti").digest(),
             iv_for("encrypted-valid-reference-sealer"),
         ]
     )
-    add(
+    sealed = StateSealer(
+        Keyring([A256GCM]),
+        issuer=ISSUER,
+        clock=lambda: IAT + 0.75,
+        entropy=lambda n: next(draws)[:n],
+    ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS)
+    unicode_state = {
+        "name": "Zoë 😀",
+        "escapes": 'tab\tquote"back\\slash',
+        "n": -0.5,
+        "nested": [None, True, {}],
+    }
+    reordered = compact({"kid": A256GCM.kid, "typ": TYP, "enc": "A256GCM", "alg": "dir"})
+    at_cap, at_cap_state = sized_enc_token("encrypted-valid-at-size-cap", MAX_TOKEN_BYTES)
+    return [
+        vector(
+            "encrypted-valid-basic",
+            "A token of the encrypted form for the default request.",
+            enc_token("encrypted-valid-basic"),
+            None,
+        ),
         vector(
             "encrypted-valid-reference-sealer",
             "The exact output of StateSealer.seal with an A256GCM ring (jti, then the IV, from its entropy).",
-            StateSealer(
-                Keyring([A256GCM]),
-                issuer=ISSUER,
-                clock=lambda: IAT + 0.75,
-                entropy=lambda n: next(draws)[:n],
-            ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS),
+            sealed,
             None,
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-no-argument-binding",
             "No args_sha256 claim: the token opens whatever the arguments.",
             enc_token("encrypted-valid-no-argument-binding", args_sha256=None),
             None,
             arguments={"anything": [1, 2]},
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-prompt",
             "A prompt target: aud is prompts/get:<name>.",
@@ -1684,9 +1627,7 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             None,
             prompt="summarize",
             arguments={"topic": "q3"},
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-resource",
             "A resource target: aud is resources/read:<uri>, no arguments.",
@@ -1696,25 +1637,14 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             None,
             resource="file:///reports/q3.csv",
             arguments=None,
-        )
-    )
-    unicode_state = {
-        "name": "Zoë 😀",
-        "escapes": 'tab\tquote"back\\slash',
-        "n": -0.5,
-        "nested": [None, True, {}],
-    }
-    add(
+        ),
         vector(
             "encrypted-valid-unicode-state",
             "Unicode, escapes, floats and nesting in the encrypted state.",
             enc_token("encrypted-valid-unicode-state", state=unicode_state),
             None,
             expected_state=unicode_state,
-        )
-    )
-    reordered = compact({"kid": A256GCM.kid, "typ": TYP, "enc": "A256GCM", "alg": "dir"})
-    add(
+        ),
         vector(
             "encrypted-valid-header-member-order",
             "Protected header members in another order, as other minters write them "
@@ -1726,9 +1656,7 @@ def encrypted_vectors() -> list[dict[str, Any]]:
                 iv_for("encrypted-valid-header-member-order"),
             ),
             None,
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-json-whitespace",
             "Protected header and claims JSON with insignificant white space.",
@@ -1739,43 +1667,43 @@ def encrypted_vectors() -> list[dict[str, Any]]:
                 iv_for("encrypted-valid-json-whitespace"),
             ),
             None,
-        )
-    )
-    add(
+        ),
         vector(
             "encrypted-valid-one-second-before-exp",
             "now = exp - 1: the last second of the 600 s lifetime.",
             enc_token("encrypted-valid-one-second-before-exp"),
             None,
             now=IAT + TTL - 1,
-        )
-    )
-    at_cap, at_cap_state = sized_enc_token("encrypted-valid-at-size-cap", MAX_TOKEN_BYTES)
-    add(
+        ),
         vector(
             "encrypted-valid-at-size-cap",
             "An encrypted token exactly max_token_bytes long.",
             at_cap,
             None,
             expected_state=at_cap_state,
-        )
-    )
+        ),
+    ]
 
-    # --- step 1: size --------------------------------------------------------------------------
-    add(
+
+def encrypted_step_01_size() -> list[dict[str, Any]]:
+    """Step 1, size: longer than the size cap is `too_large`, as for the signed form."""
+    return [
         vector(
             "encrypted-too-large-over-cap",
             "An encrypted token one character over the size cap.",
             sized_enc_token("encrypted-too-large-over-cap", MAX_TOKEN_BYTES + 1)[0],
             "too_large",
         )
-    )
+    ]
 
-    # --- steps 2 and 3: five segments, the second empty, canonical base64url -----------------------
+
+def encrypted_step_02_03_segments() -> list[dict[str, Any]]:
+    """Steps 2 and 3, segments and canonical base64url: five canonical segments, the second (and only it)
+    empty, else `malformed`."""
     h, i, c, t = encrypt_parts(
         ENCRYPTION_SECRET, jwe_header_for(), claims_for("encrypted-malformed"), iv_for("encrypted-malformed")
     )
-    for vector_id, description, tok in [
+    rows = [
         ("encrypted-malformed-four-segments", "Four segments: the tag left out.", f"{h}..{i}.{c}"),
         ("encrypted-malformed-six-segments", "Six segments.", f"{h}..{i}.{c}.{t}.{t}"),
         (
@@ -1800,13 +1728,15 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             "A ciphertext segment whose length modulo 4 is 1.",
             f"{h}..{i}.{c + 'A' * ((1 - len(c)) % 4)}.{t}",
         ),
-    ]:
-        add(vector(vector_id, description, tok, "malformed"))
+    ]
+    return [vector(vector_id, description, tok, "malformed") for vector_id, description, tok in rows]
 
-    # --- step 4: protected header JSON -----------------------------------------------------------
+
+def encrypted_step_04_header_json() -> list[dict[str, Any]]:
+    """Step 4, header JSON: a protected header that is not one strict JSON object is `malformed`."""
     claims = claims_for("encrypted-malformed-header")
     kid = A256GCM.kid.encode()
-    for vector_id, description, header in [
+    rows = [
         ("encrypted-malformed-header-not-json", "The protected header is not JSON.", b"{alg:dir}"),
         ("encrypted-malformed-header-array", "The protected header is a JSON array.", b'["dir","A256GCM"]'),
         (
@@ -1814,235 +1744,192 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             "The protected header repeats enc.",
             b'{"alg":"dir","enc":"A256GCM","typ":"mrtr-state+jwt","kid":"%s","enc":"A256GCM"}' % kid,
         ),
-    ]:
-        add(
-            vector(
-                vector_id,
-                description,
-                jwe_assemble(ENCRYPTION_SECRET, header, claims, iv_for(vector_id)),
-                "malformed",
-            )
+    ]
+    return [
+        vector(
+            vector_id,
+            description,
+            jwe_assemble(ENCRYPTION_SECRET, header, claims, iv_for(vector_id)),
+            "malformed",
         )
+        for vector_id, description, header in rows
+    ]
 
-    # --- step 5: protected header allowlist ------------------------------------------------------
-    for param, value in [
+
+def encrypted_step_05_header_allowlist() -> list[dict[str, Any]]:
+    """Step 5, header allowlist: a member other than alg, enc, typ and kid is `unsupported_header`."""
+    members = [
         ("zip", "DEF"),
         ("crit", ["exp"]),
         ("cty", "JWT"),
         ("jku", "https://attacker.example/jwks.json"),
         ("iv", b64(bytes(12))),
-    ]:
-        vector_id = f"encrypted-unsupported-header-{param}"
-        add(
-            vector(
-                vector_id,
-                f"The protected header carries {param}.",
-                jwe_assemble(
-                    ENCRYPTION_SECRET,
-                    jwe_header_for(**{param: value}),
-                    claims_for(vector_id),
-                    iv_for(vector_id),
-                ),
-                "unsupported_header",
+    ]
+    return jwe_header_table(
+        "unsupported_header",
+        [
+            (
+                f"encrypted-unsupported-header-{name}",
+                f"The protected header carries {name}.",
+                ENCRYPTION_SECRET,
+                jwe_header_for(**{name: value}),
             )
-        )
+            for name, value in members
+        ],
+    )
 
-    # --- step 6: alg and enc ----------------------------------------------------------------------
-    for label, changes in [
+
+def encrypted_step_06_algorithms() -> list[dict[str, Any]]:
+    """Step 6, algorithms: an alg other than dir, or an enc other than A256GCM, is `unsupported_header`."""
+    changed: list[tuple[str, dict[str, Any]]] = [
         ("alg-a256kw", {"alg": "A256KW"}),
         ("alg-hs256", {"alg": "HS256"}),
         ("alg-missing", {"alg": None}),
         ("enc-a128gcm", {"enc": "A128GCM"}),
         ("enc-a256cbc-hs512", {"enc": "A256CBC-HS512"}),
         ("enc-missing", {"enc": None}),
-    ]:
-        vector_id = f"encrypted-unsupported-header-{label}"
-        add(
-            vector(
-                vector_id,
+    ]
+    return jwe_header_table(
+        "unsupported_header",
+        [
+            (
+                f"encrypted-unsupported-header-{label}",
                 f"The protected header has {', '.join(f'{k} {v!r}' for k, v in changes.items())} "
                 "(the content is AES-256-GCM regardless; it is never decrypted).",
-                jwe_assemble(
-                    ENCRYPTION_SECRET, jwe_header_for(**changes), claims_for(vector_id), iv_for(vector_id)
-                ),
-                "unsupported_header",
+                ENCRYPTION_SECRET,
+                jwe_header_for(**changes),
             )
-        )
+            for label, changes in changed
+        ],
+    )
 
-    # --- step 7: typ --------------------------------------------------------------------------------
-    for label, typ in [
-        ("jwt", "JWT"),
-        ("application-prefix", "application/mrtr-state+jwt"),
-        ("missing", None),
-    ]:
-        vector_id = f"encrypted-wrong-type-{label}"
-        add(
-            vector(
-                vector_id,
-                f"typ is {typ!r}.",
-                jwe_assemble(
-                    ENCRYPTION_SECRET, jwe_header_for(typ=typ), claims_for(vector_id), iv_for(vector_id)
-                ),
-                "wrong_type",
-            )
-        )
 
-    # --- step 8: kid --------------------------------------------------------------------------------
-    add(
-        vector(
-            "encrypted-unknown-key",
-            "Encrypted with an A256GCM key that is in no verifier ring.",
-            jwe_assemble(
+def encrypted_step_07_type() -> list[dict[str, Any]]:
+    """Step 7, type: a typ other than mrtr-state+jwt, exactly, is `wrong_type`."""
+    types = [("jwt", "JWT"), ("application-prefix", "application/mrtr-state+jwt"), ("missing", None)]
+    return jwe_header_table(
+        "wrong_type",
+        [
+            (f"encrypted-wrong-type-{label}", f"typ is {typ!r}.", ENCRYPTION_SECRET, jwe_header_for(typ=typ))
+            for label, typ in types
+        ],
+    )
+
+
+def encrypted_step_08_key() -> list[dict[str, Any]]:
+    """Step 8, key: a kid that names no key of the ring, or is missing or not a string, is `unknown_key`."""
+    return jwe_header_table(
+        "unknown_key",
+        [
+            (
+                "encrypted-unknown-key",
+                "Encrypted with an A256GCM key that is in no verifier ring.",
                 seed("unknown A256GCM key"),
                 jwe_header_for(kid=UNKNOWN_A256GCM.kid),
-                claims_for("encrypted-unknown-key"),
-                iv_for("encrypted-unknown-key"),
             ),
-            "unknown_key",
-        )
-    )
-    add(
-        vector(
-            "encrypted-unknown-key-missing-kid",
-            "No kid.",
-            jwe_assemble(
+            (
+                "encrypted-unknown-key-missing-kid",
+                "No kid.",
                 ENCRYPTION_SECRET,
                 {k: val for k, val in jwe_header_for().items() if k != "kid"},
-                claims_for("encrypted-unknown-key-missing-kid"),
-                iv_for("encrypted-unknown-key-missing-kid"),
             ),
-            "unknown_key",
-        )
-    )
-    add(
-        vector(
-            "encrypted-unknown-key-numeric-kid",
-            "kid is a number.",
-            jwe_assemble(
+            (
+                "encrypted-unknown-key-numeric-kid",
+                "kid is a number.",
                 ENCRYPTION_SECRET,
                 jwe_header_for(kid=1),
-                claims_for("encrypted-unknown-key-numeric-kid"),
-                iv_for("encrypted-unknown-key-numeric-kid"),
             ),
-            "unknown_key",
-        )
+        ],
     )
 
-    # --- step 9: the key's form matches the token's ---------------------------------------------------
-    add(
-        vector(
-            "encrypted-algorithm-mismatch-hs256-key",
-            "An encrypted token naming the HS256 secret, encrypted with that secret as the AES key: "
-            "a signing key never decrypts.",
-            jwe_assemble(
-                seed("HS256 key"),
-                jwe_header_for(kid=HS256.kid),
-                claims_for("encrypted-algorithm-mismatch-hs256-key"),
-                iv_for("encrypted-algorithm-mismatch-hs256-key"),
-            ),
-            "algorithm_mismatch",
-        )
-    )
-    public_x = base64.urlsafe_b64decode(EDDSA.public_jwk()["x"] + "=")
-    add(
-        vector(
-            "encrypted-algorithm-mismatch-eddsa-key",
-            "An encrypted token naming the Ed25519 key, encrypted with its public key bytes as the AES key.",
-            jwe_assemble(
-                public_x,
-                jwe_header_for(kid=EDDSA.kid),
-                claims_for("encrypted-algorithm-mismatch-eddsa-key"),
-                iv_for("encrypted-algorithm-mismatch-eddsa-key"),
-            ),
-            "algorithm_mismatch",
-        )
-    )
-    add(
-        vector(
-            "encrypted-algorithm-mismatch-signed-token-naming-encryption-key",
-            "A signed token (HS256) naming the A256GCM key, its HMAC keyed with the encryption key: "
-            "an encryption key never verifies a signature (signed form, step 9).",
-            assemble(
-                lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
-                {"alg": "HS256", "typ": TYP, "kid": A256GCM.kid},
-                claims_for("encrypted-algorithm-mismatch-signed-token-naming-encryption-key"),
-            ),
-            "algorithm_mismatch",
-        )
-    )
-    add(
-        vector(
-            "encrypted-unsupported-header-signed-token-alg-a256gcm",
-            "A signed token whose alg is A256GCM: not a signing algorithm (signed form, step 6).",
-            assemble(
-                lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
-                {"alg": "A256GCM", "typ": TYP, "kid": A256GCM.kid},
-                claims_for("encrypted-unsupported-header-signed-token-alg-a256gcm"),
-            ),
-            "unsupported_header",
-        )
-    )
-    add(
-        vector(
-            "encrypted-unsupported-header-signed-token-with-enc",
-            "A signed token whose header carries enc (signed form, step 5).",
-            assemble(
-                HS256,
-                header_for(HS256, enc="A256GCM"),
-                claims_for("encrypted-unsupported-header-signed-token-with-enc"),
-            ),
-            "unsupported_header",
-        )
-    )
 
-    # --- step 10: decryption --------------------------------------------------------------------------
+def encrypted_step_09_key_form() -> list[dict[str, Any]]:
+    """Step 9, the key's form: an encrypted token naming a signing key is `algorithm_mismatch`; so is a
+    signed token naming the encryption key (signed form, step 9), and a signed token with an encryption
+    algorithm or enc is `unsupported_header` (signed form, steps 5 and 6)."""
+    return [
+        *jwe_header_table(
+            "algorithm_mismatch",
+            [
+                (
+                    "encrypted-algorithm-mismatch-hs256-key",
+                    "An encrypted token naming the HS256 secret, encrypted with that secret as the AES key: "
+                    "a signing key never decrypts.",
+                    seed("HS256 key"),
+                    jwe_header_for(kid=HS256.kid),
+                ),
+                (
+                    "encrypted-algorithm-mismatch-eddsa-key",
+                    "An encrypted token naming the Ed25519 key, encrypted with its public key bytes as the "
+                    "AES key.",
+                    EDDSA_PUBLIC_BYTES,
+                    jwe_header_for(kid=EDDSA.kid),
+                ),
+            ],
+        ),
+        *header_table(
+            "algorithm_mismatch",
+            [
+                (
+                    "encrypted-algorithm-mismatch-signed-token-naming-encryption-key",
+                    "A signed token (HS256) naming the A256GCM key, its HMAC keyed with the encryption key: "
+                    "an encryption key never verifies a signature (signed form, step 9).",
+                    lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
+                    {"alg": "HS256", "typ": TYP, "kid": A256GCM.kid},
+                ),
+            ],
+        ),
+        *header_table(
+            "unsupported_header",
+            [
+                (
+                    "encrypted-unsupported-header-signed-token-alg-a256gcm",
+                    "A signed token whose alg is A256GCM: not a signing algorithm (signed form, step 6).",
+                    lambda m: hmac.digest(ENCRYPTION_SECRET, m, "sha256"),
+                    {"alg": "A256GCM", "typ": TYP, "kid": A256GCM.kid},
+                ),
+                (
+                    "encrypted-unsupported-header-signed-token-with-enc",
+                    "A signed token whose header carries enc (signed form, step 5).",
+                    HS256,
+                    header_for(HS256, enc="A256GCM"),
+                ),
+            ],
+        ),
+    ]
+
+
+def encrypted_step_10_decryption() -> list[dict[str, Any]]:
+    """Step 10, decryption: an IV or tag of the wrong length, or a tag that does not verify, is
+    `bad_signature`."""
     h, i, c, t = encrypt_parts(
         ENCRYPTION_SECRET, jwe_header_for(), claims_for("encrypted-bad-tag"), iv_for("encrypted-bad-tag")
     )
-    add(
-        vector(
-            "encrypted-bad-tag-changed",
-            "One character of the tag changed.",
-            f"{h}..{i}.{c}.{flip_char(t, 3)}",
-            "bad_signature",
-        )
-    )
-    add(
-        vector(
+    spaced = b64(json.dumps(jwe_header_for()).encode())
+    rows = [
+        ("encrypted-bad-tag-changed", "One character of the tag changed.", f"{h}..{i}.{c}.{flip_char(t, 3)}"),
+        (
             "encrypted-bad-tag-ciphertext-changed",
             "One character of the ciphertext changed.",
             f"{h}..{i}.{flip_char(c, 10)}.{t}",
-            "bad_signature",
-        )
-    )
-    add(
-        vector(
+        ),
+        (
             "encrypted-bad-tag-iv-changed",
             "One character of the IV changed.",
             f"{h}..{flip_char(i, 5)}.{c}.{t}",
-            "bad_signature",
-        )
-    )
-    add(
-        vector(
+        ),
+        (
             "encrypted-bad-tag-truncated",
             "The tag cut to its first 12 bytes (a valid GCM tag length elsewhere, not here).",
             f"{h}..{i}.{c}.{b64(base64.urlsafe_b64decode(t + '==')[:12])}",
-            "bad_signature",
-        )
-    )
-    spaced = b64(json.dumps(jwe_header_for()).encode())
-    add(
-        vector(
+        ),
+        (
             "encrypted-bad-tag-header-respelled",
             "The protected header re-encoded with spaces (same members): the AAD is the segment as "
             "received, so the tag no longer verifies.",
             f"{spaced}..{i}.{c}.{t}",
-            "bad_signature",
-        )
-    )
-    add(
-        vector(
+        ),
+        (
             "encrypted-bad-tag-wrong-key",
             "Encrypted with another AES key under the ring key's kid.",
             jwe_assemble(
@@ -2051,26 +1938,27 @@ def encrypted_vectors() -> list[dict[str, Any]]:
                 claims_for("encrypted-bad-tag-wrong-key"),
                 iv_for("encrypted-bad-tag-wrong-key"),
             ),
-            "bad_signature",
-        )
-    )
+        ),
+    ]
     for label, iv in [
         ("iv-8-bytes", iv_for("encrypted-bad-tag-iv-8-bytes")[:8]),
         ("iv-16-bytes", iv_for("encrypted-bad-tag-iv-16-bytes") + bytes(4)),
     ]:
         vector_id = f"encrypted-bad-tag-{label}"
-        add(
-            vector(
+        rows.append(
+            (
                 vector_id,
                 f"Correctly encrypted with an IV of {len(iv)} bytes: the profile's IV is 12 bytes.",
                 jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), claims_for(vector_id), iv),
-                "bad_signature",
             )
         )
+    return [vector(vector_id, description, tok, "bad_signature") for vector_id, description, tok in rows]
 
-    # --- step 11: the decrypted claims JSON -------------------------------------------------------------
+
+def encrypted_step_11_claims_json() -> list[dict[str, Any]]:
+    """Step 11, claims JSON: a plaintext that is not strict JSON is `malformed`."""
     base_claims = compact(claims_for("encrypted-malformed-claims"))
-    for vector_id, description, plaintext in [
+    rows = [
         ("encrypted-malformed-claims-not-json", "The plaintext is not JSON.", b"not json"),
         (
             "encrypted-malformed-claims-duplicate-member",
@@ -2083,18 +1971,21 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             base_claims.replace(b"confirm", b"conf\xffrm"),
         ),
         ("encrypted-malformed-claims-array", "The plaintext is a JSON array.", b"[1]"),
-    ]:
-        add(
-            vector(
-                vector_id,
-                description,
-                jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), plaintext, iv_for(vector_id)),
-                "malformed",
-            )
+    ]
+    return [
+        vector(
+            vector_id,
+            description,
+            jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), plaintext, iv_for(vector_id)),
+            "malformed",
         )
+        for vector_id, description, plaintext in rows
+    ]
 
-    # --- steps 12 to 19: the claim steps, unchanged -------------------------------------------------------
-    for vector_id, description, changes, reason, inputs in [
+
+def encrypted_steps_12_to_19() -> list[dict[str, Any]]:
+    """Steps 12 to 19, the claim steps of section 5, unchanged: one vector each (two for step 12)."""
+    rows: list[tuple[str, str, dict[str, Any], str, dict[str, Any]]] = [
         (
             "encrypted-malformed-extra-claim",
             "A claim outside the closed set (nbf).",
@@ -2146,67 +2037,22 @@ def encrypted_vectors() -> list[dict[str, Any]]:
             "wrong_request",
             {"arguments": {"branch": "main", "force": True}},
         ),
-    ]:
-        add(vector(vector_id, description, enc_token(vector_id, **changes), reason, **inputs))
+    ]
+    return [
+        vector(vector_id, description, enc_token(vector_id, **changes), reason, **inputs)
+        for vector_id, description, changes, reason, inputs in rows
+    ]
 
-    # --- order: several steps fail, the first decides ----------------------------------------------------
-    def order(vector_id: str, description: str, tok: str, reason: str, **inputs: Any) -> None:
-        add(vector(vector_id, description, tok, reason, **inputs))
 
+def encrypted_order_of_steps() -> list[dict[str, Any]]:
+    """Order (section 5.1): tokens with two or more faults; each expects the reason of the earliest
+    failing step."""
     big = sized_enc_token("encrypted-order-size-before-segments", MAX_TOKEN_BYTES + 1)[0]
-    order(
-        "encrypted-order-size-before-segments", "Over the cap and six segments.", big + ".AAAA", "too_large"
-    )
     zh, zi, zc, zt = encrypt_parts(
         ENCRYPTION_SECRET,
         jwe_header_for(zip="DEF"),
         claims_for("encrypted-order-segments-before-allowlist"),
         iv_for("encrypted-order-segments-before-allowlist"),
-    )
-    order(
-        "encrypted-order-segments-before-allowlist",
-        "A non-empty encrypted-key segment, and zip in the header.",
-        f"{zh}.{b64(bytes(40))}.{zi}.{zc}.{zt}",
-        "malformed",
-    )
-    order(
-        "encrypted-order-canonical-before-allowlist",
-        "A non-canonical tag, and zip in the header.",
-        f"{zh}..{zi}.{zc}.{noncanonical_last(zt)}",
-        "malformed",
-    )
-    order(
-        "encrypted-order-allowlist-before-type",
-        "zip in the header, and typ JWT.",
-        jwe_assemble(
-            ENCRYPTION_SECRET,
-            jwe_header_for(zip="DEF", typ="JWT"),
-            claims_for("encrypted-order-allowlist-before-type"),
-            iv_for("encrypted-order-allowlist-before-type"),
-        ),
-        "unsupported_header",
-    )
-    order(
-        "encrypted-order-enc-before-type",
-        "enc A128GCM, and typ JWT.",
-        jwe_assemble(
-            ENCRYPTION_SECRET,
-            jwe_header_for(enc="A128GCM", typ="JWT"),
-            claims_for("encrypted-order-enc-before-type"),
-            iv_for("encrypted-order-enc-before-type"),
-        ),
-        "unsupported_header",
-    )
-    order(
-        "encrypted-order-type-before-key",
-        "typ JWT, and a kid in no ring.",
-        jwe_assemble(
-            seed("unknown A256GCM key"),
-            jwe_header_for(kid=UNKNOWN_A256GCM.kid, typ="JWT"),
-            claims_for("encrypted-order-type-before-key"),
-            iv_for("encrypted-order-type-before-key"),
-        ),
-        "wrong_type",
     )
     mh, mi, mc, mt = encrypt_parts(
         seed("HS256 key"),
@@ -2214,55 +2060,124 @@ def encrypted_vectors() -> list[dict[str, Any]]:
         claims_for("encrypted-order-key-form-before-decryption"),
         iv_for("encrypted-order-key-form-before-decryption"),
     )
-    order(
-        "encrypted-order-key-form-before-decryption",
-        "Names the HS256 key, and the tag is changed.",
-        f"{mh}..{mi}.{mc}.{flip_char(mt, 3)}",
-        "algorithm_mismatch",
-    )
     th, ti, tc, tt = encrypt_parts(
         ENCRYPTION_SECRET,
         jwe_header_for(),
         claims_for("encrypted-order-decryption-before-claims", sub="mallory", exp=IAT + 3600),
         iv_for("encrypted-order-decryption-before-claims"),
     )
-    order(
-        "encrypted-order-decryption-before-claims",
-        "The tag is changed, and the claims are for another user with a 3600 s lifetime.",
-        f"{th}..{ti}.{tc}.{flip_char(tt, 3)}",
-        "bad_signature",
-    )
-    order(
-        "encrypted-order-claims-json-before-claims",
-        "The plaintext repeats sub, and the token has expired.",
-        jwe_assemble(
-            ENCRYPTION_SECRET,
-            jwe_header_for(),
-            compact(claims_for("encrypted-order-claims-json-before-claims")).replace(
-                b'"sub":"alice"', b'"sub":"alice","sub":"alice"'
-            ),
-            iv_for("encrypted-order-claims-json-before-claims"),
+    return [
+        vector(
+            "encrypted-order-size-before-segments",
+            "Over the cap and six segments.",
+            big + ".AAAA",
+            "too_large",
         ),
-        "malformed",
-        now=IAT + TTL,
-    )
-    order(
-        "encrypted-order-expired-before-user",
-        "Expired, and presented by another user.",
-        enc_token("encrypted-order-expired-before-user"),
-        "expired",
-        now=IAT + TTL,
-        user="mallory",
-    )
-    order(
-        "encrypted-order-user-before-tool",
-        "Another user and another tool.",
-        enc_token("encrypted-order-user-before-tool"),
-        "wrong_user",
-        user="mallory",
-        tool="delete_repo",
-    )
-    return v
+        vector(
+            "encrypted-order-segments-before-allowlist",
+            "A non-empty encrypted-key segment, and zip in the header.",
+            f"{zh}.{b64(bytes(40))}.{zi}.{zc}.{zt}",
+            "malformed",
+        ),
+        vector(
+            "encrypted-order-canonical-before-allowlist",
+            "A non-canonical tag, and zip in the header.",
+            f"{zh}..{zi}.{zc}.{noncanonical_last(zt)}",
+            "malformed",
+        ),
+        *jwe_header_table(
+            "unsupported_header",
+            [
+                (
+                    "encrypted-order-allowlist-before-type",
+                    "zip in the header, and typ JWT.",
+                    ENCRYPTION_SECRET,
+                    jwe_header_for(zip="DEF", typ="JWT"),
+                ),
+                (
+                    "encrypted-order-enc-before-type",
+                    "enc A128GCM, and typ JWT.",
+                    ENCRYPTION_SECRET,
+                    jwe_header_for(enc="A128GCM", typ="JWT"),
+                ),
+            ],
+        ),
+        *jwe_header_table(
+            "wrong_type",
+            [
+                (
+                    "encrypted-order-type-before-key",
+                    "typ JWT, and a kid in no ring.",
+                    seed("unknown A256GCM key"),
+                    jwe_header_for(kid=UNKNOWN_A256GCM.kid, typ="JWT"),
+                ),
+            ],
+        ),
+        vector(
+            "encrypted-order-key-form-before-decryption",
+            "Names the HS256 key, and the tag is changed.",
+            f"{mh}..{mi}.{mc}.{flip_char(mt, 3)}",
+            "algorithm_mismatch",
+        ),
+        vector(
+            "encrypted-order-decryption-before-claims",
+            "The tag is changed, and the claims are for another user with a 3600 s lifetime.",
+            f"{th}..{ti}.{tc}.{flip_char(tt, 3)}",
+            "bad_signature",
+        ),
+        vector(
+            "encrypted-order-claims-json-before-claims",
+            "The plaintext repeats sub, and the token has expired.",
+            jwe_assemble(
+                ENCRYPTION_SECRET,
+                jwe_header_for(),
+                compact(claims_for("encrypted-order-claims-json-before-claims")).replace(
+                    b'"sub":"alice"', b'"sub":"alice","sub":"alice"'
+                ),
+                iv_for("encrypted-order-claims-json-before-claims"),
+            ),
+            "malformed",
+            now=IAT + TTL,
+        ),
+        vector(
+            "encrypted-order-expired-before-user",
+            "Expired, and presented by another user.",
+            enc_token("encrypted-order-expired-before-user"),
+            "expired",
+            now=IAT + TTL,
+            user="mallory",
+        ),
+        vector(
+            "encrypted-order-user-before-tool",
+            "Another user and another tool.",
+            enc_token("encrypted-order-user-before-tool"),
+            "wrong_user",
+            user="mallory",
+            tool="delete_repo",
+        ),
+    ]
+
+
+#: The groups of encrypted.json, in the order of the file.
+ENCRYPTED_GROUPS: list[Callable[[], list[dict[str, Any]]]] = [
+    encrypted_valid,
+    encrypted_step_01_size,
+    encrypted_step_02_03_segments,
+    encrypted_step_04_header_json,
+    encrypted_step_05_header_allowlist,
+    encrypted_step_06_algorithms,
+    encrypted_step_07_type,
+    encrypted_step_08_key,
+    encrypted_step_09_key_form,
+    encrypted_step_10_decryption,
+    encrypted_step_11_claims_json,
+    encrypted_steps_12_to_19,
+    encrypted_order_of_steps,
+]
+
+
+def encrypted_vectors() -> list[dict[str, Any]]:
+    return joined(ENCRYPTED_GROUPS)
 
 
 def encryption_keys() -> dict[str, Any]:
@@ -2530,6 +2445,27 @@ def documents() -> dict[str, Any]:
     }
 
 
+def coverage() -> str:
+    """For each file and each of its groups (a validation step, or a few): how many vectors, which reasons."""
+    steps = list(REASONS)  # in the order of the steps that refuse with them
+    lines = []
+    for name, groups in [("tokens.json", TOKEN_GROUPS), ("encrypted.json", ENCRYPTED_GROUPS)]:
+        made = [(group.__name__, group()) for group in groups]
+        lines.append(f"{name}: {sum(len(vectors) for _, vectors in made)} vectors")
+        expected: set[str] = set()
+        for group_name, vectors in made:
+            reasons = Counter(v["expected"].get("reason", "valid") for v in vectors)
+            expected.update(reasons)
+            in_step_order = sorted(
+                reasons, key=lambda reason: -1 if reason == "valid" else steps.index(reason)
+            )
+            listed = ", ".join(f"{reason} {reasons[reason]}" for reason in in_step_order)
+            lines.append(f"  {group_name:<36}{len(vectors):>4}  {listed}")
+        absent = [reason for reason in REASONS if reason not in expected]
+        lines.append(f"  reason codes no vector expects: {', '.join(absent) or 'none'}")
+    return "\n".join(lines)
+
+
 def render(document: Any) -> str:
     text = json.dumps(with_literals(document), indent=2, ensure_ascii=False) + "\n"
     return re.sub(r'"@@literal:([^"@]+)@@"', r"\1", text)
@@ -2542,7 +2478,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="compare with the committed files instead of writing"
     )
+    parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="list each file's vectors by validation step, with the reasons they expect, and write nothing",
+    )
     args = parser.parse_args(argv)
+    if args.coverage:
+        print(coverage())
+        return 0
     stale = []
     for name, document in documents().items():
         path = VECTORS / name

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +131,27 @@ def test_committed_vectors_equal_the_regenerated_ones() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_coverage_counts_every_vector_and_reason_code_of_the_files() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "spec" / "generate_vectors.py"), "--coverage"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    listed: dict[str, Counter[str]] = {}
+    for line in result.stdout.splitlines():
+        if not line.startswith(" "):  # "tokens.json: 159 vectors" opens a file's section
+            current = listed.setdefault(line.split(":")[0], Counter())
+        elif not line.strip().startswith("reason codes no vector expects"):
+            # "  step_01_size   3  too_large 3": the group, its count, then reason and count pairs
+            _group, total, *pairs = line.replace(",", " ").split()
+            counts = {reason: int(count) for reason, count in zip(pairs[::2], pairs[1::2], strict=True)}
+            assert sum(counts.values()) == int(total), line
+            current.update(counts)
+    for name in ("tokens.json", "encrypted.json"):
+        vectors = json.loads((VECTORS / name).read_text(encoding="utf-8"))["vectors"]
+        expected = Counter(v["expected"].get("reason", "valid") for v in vectors)
+        assert listed[name] == expected, name

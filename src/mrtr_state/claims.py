@@ -100,19 +100,31 @@ def encode(
     iat: int,
     ttl: int,
     jti: str,
-    state: EncodedState,
+    state: Any,
     args_sha256: str | None,
 ) -> bytes:
     """The claims JSON a minter emits: the bytes of ``dumps(build(...))``, the state written once.
 
-    ``state`` is the last member (:func:`build`), so its encoded JSON is put in
-    place of the closing brace of the other claims' compact JSON.
+    ``state`` is either a state already checked (:func:`~mrtr_state._json.check_state`),
+    written here with the other claims in one pass of the encoder, or an
+    :class:`EncodedState`, whose JSON is put in place of the closing brace of
+    the other claims' compact JSON (``state`` is the last member, :func:`build`).
     """
-    head = build(
-        issuer=issuer, user=user, aud=aud, iat=iat, ttl=ttl, jti=jti, state=None, args_sha256=args_sha256
+    encoded = isinstance(state, EncodedState)
+    claims = build(
+        issuer=issuer,
+        user=user,
+        aud=aud,
+        iat=iat,
+        ttl=ttl,
+        jti=jti,
+        state=None if encoded else state,
+        args_sha256=args_sha256,
     )
-    del head["state"]
-    return b"".join((_json.dumps(head)[:-1], b',"state":', state.json, b"}"))
+    if not encoded:
+        return _json.dumps(claims)
+    del claims["state"]
+    return b"".join((_json.dumps(claims)[:-1], b',"state":', state.json, b"}"))
 
 
 def _is_time(value: object) -> bool:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,17 +42,24 @@ class RunningServer:
 
 @contextlib.contextmanager
 def running_server(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 60
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    command: Sequence[str] | None = None,
 ) -> Iterator[RunningServer]:
     """Start ``python examples/server --port 0 ARGS``; stop it on exit, whatever happens.
 
-    Raises ServerStartError when the server prints no URL within ``timeout`` seconds.
+    ``command`` starts another server that prints the same ``listening on <url>``
+    line (the TypeScript example: ``("node", "examples/server-ts/dist/main.js")``);
+    ``--port 0 ARGS`` follow it. Raises ServerStartError when the server prints no
+    URL within ``timeout`` seconds.
     """
+    program = [sys.executable, str(SERVER)] if command is None else list(command)
     with tempfile.TemporaryDirectory(prefix="mrtr-example-") as tmp:
         log_path = Path(tmp) / "stderr.log"
         with log_path.open("w", encoding="utf-8") as log:
-            process = subprocess.Popen(  # noqa: S603  (our own interpreter and example)
-                [sys.executable, str(SERVER), "--port", "0", *args],
+            process = subprocess.Popen(  # noqa: S603  (our own interpreter and example, or a command the caller gives)
+                [*program, "--port", "0", *args],
                 stdout=subprocess.PIPE,
                 stderr=log,
                 text=True,

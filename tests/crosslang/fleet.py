@@ -12,13 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
-import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +36,6 @@ TS_SERVER = ROOT / "examples" / "server-ts"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 BUILD_TIMEOUT = 900
 CALL_TIMEOUT = 60
-_LISTENING = re.compile(r"listening on (http://\S+/mcp)")
 
 if str(ROOT / "examples") not in sys.path:
     sys.path.insert(0, str(ROOT / "examples"))  # the Python example server is the package `server`
@@ -85,39 +80,9 @@ def build_typescript() -> None:
 @contextlib.contextmanager
 def typescript_server(*args: str, env: Mapping[str, str], timeout: float = 60) -> Iterator[str]:
     """Start ``node examples/server-ts/dist/main.js --port 0 ARGS``; yield its URL; always stop it."""
-    process = subprocess.Popen(
-        ["node", str(TS_SERVER / "dist" / "main.js"), "--port", "0", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **env},
-    )
-    try:
-        lines: queue.Queue[str] = queue.Queue()
-        assert process.stdout is not None
-        stdout = process.stdout
-        threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
-        try:
-            first = lines.get(timeout=timeout)
-        except queue.Empty:
-            first = ""
-        found = _LISTENING.search(first)
-        if not found:
-            process.kill()
-            _, err = process.communicate(timeout=15)
-            raise AssertionError(f"the TypeScript example server did not start: {err[-3000:]}")
-        yield found.group(1)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+    command = ("node", str(TS_SERVER / "dist" / "main.js"))
+    with running_server(*args, env=dict(env), timeout=timeout, command=command) as server:
+        yield server.url
 
 
 @contextlib.contextmanager

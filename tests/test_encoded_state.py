@@ -38,6 +38,8 @@ def test_the_claims_json_around_an_encoded_state_is_the_bytes_of_the_whole_claim
     }
     expected = _json.dumps(claims.build(state=state, **fields))
     assert claims.encode(state=claims.EncodedState(state), **fields) == expected
+    # A plain seal writes a checked state with the other claims in one pass: the same bytes.
+    assert claims.encode(state=state, **fields) == expected
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,10 @@ In one process and one run, for the same state at several sizes, it times:
   unsealing its claims envelope through ``AESGCMRequestStateCodec`` (expiry, method,
   target, argument digest, audience, principal), called directly, no server;
 - refusals: a token one byte over the size cap, 9 KiB, 1 MiB and 16 MiB strings, and
-  a token with a bad signature.
+  a token with a bad signature;
+- where the time goes: the profile's own work inside ``seal`` and ``open`` (the state
+  check, the strict JSON reading, the argument digest; internal functions, called
+  directly) next to the peers' whole calls.
 
 Method (``benchmarks/_harness.py``, shared with the MCP round benchmark): every
 candidate of a table runs in the same rounds, in a fresh random order each round,
@@ -32,7 +35,8 @@ the median of same-round ratios. The clock is the process's CPU time unless
 times, as a percentage of the median.
 
 Nothing here special-cases ``mrtr_state``: it is called through its public API with
-its default size cap, exactly as a server calls it.
+its default size cap, exactly as a server calls it (the "where the time goes" parts
+only time pieces of that same call).
 """
 
 from __future__ import annotations
@@ -76,7 +80,8 @@ from mcp.server.request_state import (
     RequestStateSecurity,
 )
 
-from mrtr_state import InvalidRequestState, Key, Keyring, StateSealer
+from mrtr_state import InvalidRequestState, Key, Keyring, StateSealer, _json
+from mrtr_state.canonical import arguments_digest
 
 ISSUER = "https://files.example.com"
 USER = "alice"
@@ -642,6 +647,55 @@ def token_lengths(s: Setup, sizes: Sequence[int]) -> dict[str, list[int]]:
     return lengths
 
 
+# --------------------------------------------------------------------------- where the time goes
+
+PART_SEAL = "seal: mrtr_state HS256 + argument digest"
+PART_CHECK = "  its check of the state (check_state)"
+PART_DIGEST = "  its argument digest (RFC 8785, SHA-256)"
+PART_OPEN = "open: mrtr_state HS256 + argument digest"
+PART_STRICT = "  its strict JSON reading of the payload"
+PART_LOADS = "  json.loads of the same payload (what the peers run)"
+
+
+def part_candidates(s: Setup, state: Any) -> list[Candidate]:
+    """The profile's own work inside ``seal`` and ``open``, next to the peers' whole calls.
+
+    The peers write and read the claims with ``json`` and check no more; what
+    ``mrtr_state`` adds is the state check on ``seal`` (profile 3.3), the strict
+    reading on ``open`` (steps 4 and 11: duplicate members, nesting, number
+    ranges, escaped surrogates) and the argument digest on both (section 3.4).
+    """
+    token = s.hs.seal(state, user=USER, tool=TOOL, arguments=ARGUMENTS)
+    segment = token.split(".")[1]
+    payload = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+    depth = _json.MAX_TEXT_DEPTH
+    seal_rows = {row.label: row for row in seal_candidates(s, state)}
+    open_rows = {row.label: row for row in open_candidates(s, state)}
+    return [
+        Candidate(PART_SEAL, seal_rows[MRTR_HS_ARGS].fn),
+        Candidate(PART_CHECK, lambda: _json.check_state(state)),
+        Candidate(PART_DIGEST, lambda: arguments_digest(ARGUMENTS)),
+        *(Candidate(f"seal: {label}", seal_rows[label].fn) for label in (JOSE_HS, PYJWT_HS, SDK)),
+        Candidate(PART_OPEN, open_rows[MRTR_HS_ARGS].fn),
+        Candidate(PART_STRICT, lambda: _json.loads(payload, max_depth=depth)),
+        Candidate(PART_LOADS, lambda: json.loads(payload)),
+        *(Candidate(f"open: {label}", open_rows[label].fn) for label in (JOSE_HS, SDK)),
+    ]
+
+
+def print_parts(title: str, cands: Sequence[Candidate]) -> dict[str, float]:
+    """The parts' medians, and the two calls without the profile's own work (medians subtracted)."""
+    us = {c.label: median(c.samples) * 1e6 for c in cands}
+    print(title)
+    for label, value in us.items():
+        print(f"  {label:<66}{value:>9.1f}")
+    seal_rest = us[PART_SEAL] - us[PART_CHECK] - us[PART_DIGEST]
+    open_rest = us[PART_OPEN] - us[PART_STRICT] + us[PART_LOADS] - us[PART_DIGEST]
+    print(f"  {'seal without its state check and digest (medians subtracted)':<66}{seal_rest:>9.1f}")
+    print(f"  {'open with json.loads and without its digest (medians subtracted)':<66}{open_rest:>9.1f}")
+    return {**us, "seal without check and digest": seal_rest, "open with json.loads, no digest": open_rest}
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -689,6 +743,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = ratio_targets(tables)
     met_all = print_targets(results, list(sizes), tables["small"]["seal"])
     report["targets"] = results
+
+    report["parts"] = {}
+    for name, size in sizes.items():
+        cands = part_candidates(s, make_state(size))
+        measure(cands, rounds=rounds, batch_s=batch_s, seed=args.seed, clock=args.clock)
+        title = f"\n== where the time goes, {name} state ({size} bytes of JSON), median us"
+        report["parts"][name] = print_parts(title, cands)
 
     cands = refusal_candidates(s, make_state(200))
     measure(cands, rounds=rounds, batch_s=batch_s, seed=args.seed, clock=args.clock)

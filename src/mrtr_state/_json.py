@@ -107,7 +107,8 @@ _NUMBER_SHAPES: Final = bytes(
 )
 # An integer beyond 2**53 - 1 has 16 digits or more; a number beyond a double has
 # 16 digits or more or an exponent of three digits or more ("e+" reads as "e0").
-_MAYBE_OUT_OF_RANGE: Final = (b"0" * 16, b"e000")
+_LONG_DIGIT_RUN: Final = b"0" * 16
+_LONG_EXPONENT: Final = b"e000"
 # Only a \u escape of U+D800 to U+DFFF can make a lone surrogate: strict UTF-8
 # refuses the encoded form.
 _SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -121,9 +122,10 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     The common case runs at the speed of the C parser: the C scanner builds the
     value with no Python code per member or per number, and a Python hook per
     object only adds up the members the dicts kept. Duplicate members are found
-    by counting: a text's members are the colons outside its strings (one C-speed
-    pass, shared with the nesting check), and a duplicate leaves its dict one
-    member short, so the counts differ exactly when the text repeats a member name.
+    by counting: a text's members are the colons outside its strings, and a
+    duplicate leaves its dict one member short, so the counts differ exactly when
+    the text repeats a member name (:func:`_structure` finds the colons in one
+    C-speed pass, shared with the nesting check).
     Number hooks run only for a text that may hold an out-of-range number, and a
     text that may hold an escaped surrogate, or that the fast reader refuses, is
     decided by the exact reader (:func:`loads_exact`): a refusal is always the
@@ -132,17 +134,16 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     """
     objects = raw.count(b"{")
     structure = None
-    if objects + raw.count(b"[") > max_depth:  # else it cannot nest deeper than the limit
+    # Else the text cannot nest deeper than the limit (a "[" is counted only if needed).
+    if objects > max_depth or objects + raw.count(b"[") > max_depth:
         structure = _structure(raw)
         if _nests_deeper(structure.translate(None, b":"), max_depth):
             raise ValueError(f"JSON nested deeper than {max_depth} levels")
     shapes = raw.translate(_NUMBER_SHAPES)
-    numbers = any(p in shapes for p in _MAYBE_OUT_OF_RANGE)
+    numbers = _LONG_DIGIT_RUN in shapes or _LONG_EXPONENT in shapes
     if objects <= _FEW_OBJECTS or (b"\\u" in raw and _SURROGATE_ESCAPE.search(raw)):
         # A hook per object costs less than the member count for a few objects.
         return _decode_exact(raw, _DECODER if numbers else _DECODER_ANY_NUMBER)
-    if structure is None:
-        structure = _structure(raw)
     reader = _READERS.__dict__.pop("reader", None) or _Reader()
     try:
         value = reader.read(raw, numbers)
@@ -150,7 +151,11 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
         value = _NOT_READ
     finally:
         _READERS.__dict__["reader"] = reader
-    if value is _NOT_READ or reader.members != structure.count(b":"):
+    if value is _NOT_READ:
+        return _decode_exact(raw, _DECODER)
+    if structure is None:
+        structure = _structure(raw)
+    if reader.members != structure.count(b":"):
         return _decode_exact(raw, _DECODER)
     return value
 

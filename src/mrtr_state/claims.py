@@ -8,7 +8,7 @@ are :mod:`mrtr_state.jws`'s.
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from mrtr_state import _json
 from mrtr_state.binding import Binding
@@ -22,6 +22,7 @@ __all__ = [
     "check",
     "check_bindings",
     "encode",
+    "is_numeric_date",
     "validate",
 ]
 
@@ -127,7 +128,8 @@ def encode(
     return b"".join((_json.dumps(claims)[:-1], b',"state":', state.json, b"}"))
 
 
-def _is_time(value: object) -> bool:
+def is_numeric_date(value: object) -> TypeGuard[int]:
+    """Whether a claim is a NumericDate of the profile (3.2): an integer, not a bool, in 0..2**53-1."""
     # bool is an int in Python; JSON true is not a NumericDate.
     return type(value) is int and 0 <= value <= _json.MAX_SAFE_INTEGER
 
@@ -160,7 +162,7 @@ def check(claims: dict[str, Any], *, now: int, leeway: int, max_lifetime: int) -
         if type(value) is not str or not value:
             raise InvalidRequestState("malformed", f"claim {name!r} must be a non-empty string")
     iat, exp = claims["iat"], claims["exp"]
-    if not (_is_time(iat) and _is_time(exp)):
+    if not (is_numeric_date(iat) and is_numeric_date(exp)):
         raise InvalidRequestState("malformed", "claims 'iat' and 'exp' must be integers in 0..2**53-1")
     if exp <= iat:
         raise InvalidRequestState("malformed", "claim 'exp' must be after 'iat'")

@@ -44,6 +44,8 @@ from server.accounts import EXAMPLE_TOKENS  # noqa: E402  (the example's users, 
 from server.launch import RunningServer, ServerStartError, running_server  # noqa: E402
 
 TTL = 3
+#: The rule this demo checks, named wherever it reports.
+RULE = "rule AGT-18"
 TOKEN_OF = {user: token for token, user in EXAMPLE_TOKENS.items()}
 YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
 WIDTH = 100
@@ -104,10 +106,10 @@ class Demo:
     def __init__(self, url: str) -> None:
         self.url = url
         self.failures: list[str] = []
-        self.steps = 0
+        self.checks: list[str] = []
 
     def check(self, label: str, ok: bool, why: str = "") -> None:
-        self.steps += 1
+        self.checks.append(label)
         say(f"{'ok' if ok else 'NOT OK'}: {label}{'' if ok else ' (' + why + ')'}", 3)
         if not ok:
             self.failures.append(label)
@@ -246,7 +248,13 @@ async def run(demo: Demo, encrypted: bool = False) -> None:
     say()
     say("Now each refusal the rule asks for. Each starts from a fresh state alice gets for release-1.0.")
     say()
-    say("3. The requestState with one byte changed.")
+    if encrypted:
+        say(
+            "3. The requestState with one byte of its ciphertext changed: AES-GCM's authentication tag no "
+            "longer verifies (the profile reports that as bad_signature in both forms)."
+        )
+    else:
+        say("3. The requestState with one byte of its claims changed: the signature no longer verifies.")
     state = await demo.ask("alice", "delete_branch", release)
     tampered, change = one_byte_changed(state)
     say(f"(changed {change})", 3)
@@ -306,10 +314,13 @@ def report(server: RunningServer, *, encrypted: bool = False) -> int:
             say(line, 3)
     say()
     if demo.failures:
-        say(f"{len(demo.failures)} step(s) did not behave as the rule asks: {'; '.join(demo.failures)}")
+        say(f"{len(demo.failures)} step(s) did not behave as {RULE} asks: {'; '.join(demo.failures)}")
         return 1
     form = "encrypted" if encrypted else "signed"
-    say(f"All {demo.steps} checks behaved as the rule asks ({form} states). Stopping the server.")
+    say(f"All {len(demo.checks)} checks of this pass behaved as {RULE} asks ({form} states):")
+    for label in demo.checks:
+        say(f"- {label}", 3)
+    say("Stopping the server.")
     return 0
 
 
@@ -334,6 +345,11 @@ def main(argv: list[str] | None = None) -> int:
     forms = ["signed", "encrypted"] if (form := parser.parse_args(argv).form) == "both" else [form]
     say("mrtr-state demo: an MCP server that seals requestState as a token of the profile, bound to the")
     say("user, the tool and the arguments, and the MCP Python SDK's client talking to it over HTTP.")
+    say(
+        "It checks rule AGT-18 (Agent Wranglers playbook): sign the state with a server key, bind it to the "
+        "user and the tool, let it expire after 10 minutes, and refuse with a tool error a state with one "
+        "byte changed, one presented by another user, and one presented after it expired."
+    )
     statuses = []
     for name in forms:
         alg, title = PASSES[name]
@@ -351,9 +367,10 @@ def main(argv: list[str] | None = None) -> int:
         say()
         failed = [name for name, status in zip(forms, statuses, strict=True) if status != 0]
         say(
-            f"Passes that did not behave as the rule asks: {', '.join(failed)}."
+            f"Passes that did not behave as {RULE} asks: {', '.join(failed)}."
             if failed
-            else "Both passes behaved as the rule asks."
+            else f"Both passes behaved as {RULE} asks (the encrypted pass has one check more: that the "
+            "client cannot read the state)."
         )
     return max(statuses)
 

@@ -36,10 +36,12 @@ def test_the_demo_completes_a_round_trip_and_shows_every_refusal() -> None:
     for reason in REASONS_SHOWN:
         assert f"refused as a tool error, reason {reason}" in signed
         assert f"refused as a tool error, reason {reason}" in encrypted
-    assert "All 9 checks behaved as the rule asks (signed states)" in signed
+    assert "All 9 checks of this pass behaved as rule AGT-18 asks (signed states):" in signed
     assert "ok: the client cannot read the state" in encrypted
-    assert "All 10 checks behaved as the rule asks (encrypted states)" in encrypted
-    assert "Both passes behaved as the rule asks." in out
+    assert "All 10 checks of this pass behaved as rule AGT-18 asks (encrypted states):" in encrypted
+    assert "authentication tag no longer verifies" in " ".join(encrypted.split())
+    assert "It checks rule AGT-18" in out
+    assert "Both passes behaved as rule AGT-18 asks" in out
     assert "NOT OK" not in out
 
 
@@ -51,4 +53,4 @@ def test_the_demo_fails_when_the_server_answers_otherwise(capsys: pytest.Capture
     out = capsys.readouterr().out
     assert status == 1
     assert "NOT OK: one byte changed" in out
-    assert "6 step(s) did not behave as the rule asks" in out
+    assert "6 step(s) did not behave as rule AGT-18 asks" in out

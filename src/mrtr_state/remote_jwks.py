@@ -241,12 +241,12 @@ def _download(
         body, media_type = _get(url, timeout=timeout, max_bytes=max_bytes, context=context, deadline=deadline)
     except _FetchError:
         if deadline.expired:
-            raise _FetchError(f"no complete answer within {timeout:g} s") from None
+            raise _FetchError(f"no answer within {timeout:g} s") from None
         raise
     finally:
         deadline.cancel()
     if deadline.expired:  # what was read before the hang-up is not trusted
-        raise _FetchError(f"no complete answer within {timeout:g} s")
+        raise _FetchError(f"no answer within {timeout:g} s")
     return body, media_type
 
 

@@ -50,7 +50,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 try:
     import redis
@@ -142,10 +142,10 @@ def _check_durability(wait_replicas: object, wait_timeout: object) -> tuple[int,
     return wait_replicas, max(1, round(seconds * 1000))
 
 
-def _check_builder_timeouts(timeout: object, wait_timeout: object) -> float:
-    """The builders' ``timeout``, which must leave room for the ``WAIT`` within it."""
+def _builder_timeout(timeout: object, wait_replicas: object, wait_timeout: object) -> float:
+    """The builders' ``timeout``; with ``wait_replicas`` it must leave room for the ``WAIT`` within it."""
     seconds = _check_timeout(timeout)
-    if _check_timeout(wait_timeout, "wait_timeout") >= seconds:
+    if wait_replicas and _check_timeout(wait_timeout, "wait_timeout") >= seconds:
         raise ValueError(
             f"wait_timeout must be less than timeout ({seconds} s): the client gives up on a "
             "reply after timeout, and WAIT's own answer has to arrive before that"
@@ -342,6 +342,9 @@ def _unreachable(exc: Exception) -> ReplayStoreError:
 # ---------------------------------------------------------------- what both stores share
 
 
+_Store = TypeVar("_Store", bound="_RedisStoreBase")
+
+
 class _RedisStoreBase:
     """The options, the key and the ``repr`` the sync and async stores share."""
 
@@ -381,6 +384,11 @@ class _RedisStoreBase:
         self._owns_client = False
         self._sentinels = []  # from_sentinel's clients of the Sentinels, closed with the store
         self._refreshing = threading.Lock()
+
+    def _owning(self: _Store) -> _Store:
+        """Mark the client as the builder's: :meth:`close` (or ``aclose``) closes it."""
+        self._owns_client = True
+        return self
 
     def __repr__(self) -> str:
         # Never the client: its repr names the host, and its pool holds the password.
@@ -452,10 +460,6 @@ class RedisReplayStore(_RedisStoreBase):
             raise TypeError(f"client must be a redis.Redis client, not {type(client).__name__}")
         self._setup(client, prefix, clock, wait_replicas, wait_timeout)
 
-    def _owning(self) -> RedisReplayStore:
-        self._owns_client = True
-        return self
-
     @classmethod
     def from_url(
         cls,
@@ -476,7 +480,7 @@ class RedisReplayStore(_RedisStoreBase):
         :meth:`close` closes it.
         """
         url = _check_url(url)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         try:
             client = redis.Redis.from_url(url, retry=_no_retry(), **_client_options(timeout))
         except (ValueError, TypeError):
@@ -511,7 +515,7 @@ class RedisReplayStore(_RedisStoreBase):
         to the Sentinels (if they have one).
         """
         checked = _check_sentinels(sentinels, service_name)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         sentinel: Any = _SYNC_SENTINEL(
             checked,
             sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _no_retry()),
@@ -553,7 +557,7 @@ class RedisReplayStore(_RedisStoreBase):
         for the next one; a ``MOVED`` redirect (the command did not run) is followed.
         """
         first, others = _check_cluster_urls(url)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         try:
             client = redis.cluster.RedisCluster.from_url(
                 first,
@@ -671,10 +675,6 @@ class AsyncRedisReplayStore(_RedisStoreBase):
             )
         self._setup(client, prefix, clock, wait_replicas, wait_timeout)
 
-    def _owning(self) -> AsyncRedisReplayStore:
-        self._owns_client = True
-        return self
-
     @classmethod
     def from_url(
         cls,
@@ -691,7 +691,7 @@ class AsyncRedisReplayStore(_RedisStoreBase):
         :meth:`aclose` closes it.
         """
         url = _check_url(url)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         try:
             client = redis.asyncio.Redis.from_url(url, retry=_async_no_retry(), **_client_options(timeout))
         except (ValueError, TypeError):
@@ -717,7 +717,7 @@ class AsyncRedisReplayStore(_RedisStoreBase):
     ) -> AsyncRedisReplayStore:
         """As :meth:`RedisReplayStore.from_sentinel`, with ``redis.asyncio`` clients."""
         checked = _check_sentinels(sentinels, service_name)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         sentinel: Any = _ASYNC_SENTINEL(
             checked,
             sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _async_no_retry()),
@@ -751,7 +751,7 @@ class AsyncRedisReplayStore(_RedisStoreBase):
         node (and is refused, ``store_unavailable``, if none answers).
         """
         first, others = _check_cluster_urls(url)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         try:
             client = redis.asyncio.cluster.RedisCluster.from_url(
                 first,

@@ -548,7 +548,7 @@ class RedisReplayStore(_RedisStoreBase):
         ``url`` is one node's URL, or a sequence of several (the start-up nodes,
         as ``RedisCluster(startup_nodes=...)`` takes them; every one the first
         with another host and port). Give several: the client learns the cluster
-        from the first of them that answers, so a start-up node that is down
+        from any of them that answers, so a start-up node that is down
         (a primary that failed) does not keep the store down. Once it knows the
         cluster, it relearns it from any node. The client connects at once
         (:class:`~mrtr_state.ReplayStoreError` if no start-up node answers).

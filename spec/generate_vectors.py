@@ -40,6 +40,7 @@ from mrtr_state import (
     arguments_digest,
     canonicalize,
 )
+from mrtr_state._b64 import decode as unb64
 from mrtr_state._b64 import encode as b64
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
@@ -1576,18 +1577,19 @@ def jwe_header_table(reason: str, rows: list[tuple[str, str, bytes, dict[str, An
 def encrypted_valid() -> list[dict[str, Any]]:
     """Valid: tokens of the encrypted form as a minter writes them, for each kind of target, and the
     limits of steps 1 and 15."""
-    draws = iter(
-        [
-            hashlib.sha256(b"encrypted-valid-reference-sealer jti").digest(),
-            iv_for("encrypted-valid-reference-sealer"),
-        ]
-    )
-    sealed = StateSealer(
+    # The sealer draws every IV from the operating system (no hook reaches it), so the
+    # vector is its output with the IV replaced by a fixed one: the same header and
+    # plaintext, encrypted again.
+    minted = StateSealer(
         Keyring([A256GCM]),
         issuer=ISSUER,
         clock=lambda: IAT + 0.75,
-        entropy=lambda n: next(draws)[:n],
+        entropy=lambda n: hashlib.sha256(b"encrypted-valid-reference-sealer jti").digest()[:n],
     ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS)
+    header, _, iv, ciphertext, tag = minted.split(".")
+    secret = seed("A256GCM key")
+    plaintext = AESGCM(secret).decrypt(unb64(iv), unb64(ciphertext) + unb64(tag), header.encode("ascii"))
+    sealed = jwe_assemble(secret, header, plaintext, iv_for("encrypted-valid-reference-sealer"))
     unicode_state = {
         "name": "Zoë 😀",
         "escapes": 'tab\tquote"back\\slash',
@@ -1605,7 +1607,8 @@ def encrypted_valid() -> list[dict[str, Any]]:
         ),
         vector(
             "encrypted-valid-reference-sealer",
-            "The exact output of StateSealer.seal with an A256GCM ring (jti, then the IV, from its entropy).",
+            "StateSealer.seal's output with an A256GCM ring (jti from its entropy hook), its IV replaced "
+            "by a fixed one (the sealer draws every IV from the operating system).",
             sealed,
             None,
         ),

@@ -21,7 +21,7 @@ def test_the_encrypted_size_is_the_length_of_the_token_encrypt_makes(payload_byt
     key = Keyring.generate("A256GCM").signing_key
     assert isinstance(key, jwe.A256GCMKey)
     header = jwe.header_segment(key)
-    token = jwe.encrypt(key, header, b"x" * payload_bytes, bytes(12))
+    token = jwe.encrypt(key, header, b"x" * payload_bytes)
     assert jwe.size(header, payload_bytes) == len(token)
 
 

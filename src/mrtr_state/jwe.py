@@ -16,6 +16,7 @@ claims themselves (:mod:`mrtr_state.claims`).
 
 from __future__ import annotations
 
+import os
 from typing import Any, Final
 
 from mrtr_state import _b64, _json
@@ -83,14 +84,14 @@ def size(header: str, plaintext_bytes: int) -> int:
     return len(header) + _FIXED_CHARS + _b64.encoded_length(plaintext_bytes)
 
 
-def encrypt(key: A256GCMKey, header: str, plaintext: bytes, iv: bytes) -> str:
+def encrypt(key: A256GCMKey, header: str, plaintext: bytes) -> str:
     """Return the compact JWE of ``plaintext`` under the encoded protected ``header``.
 
-    ``iv`` must be 12 fresh random bytes: an IV used twice with one key loses
-    both confidentiality and integrity (profile, section 9.10).
+    The IV is 12 fresh bytes from the operating system's generator, always: an IV
+    used twice with one key loses both confidentiality and integrity (profile,
+    section 9.10), so no caller, test hook or injected entropy source chooses it.
     """
-    if len(iv) != IV_BYTES:
-        raise ValueError(f"the IV must be {IV_BYTES} bytes, not {len(iv)}")
+    iv = os.urandom(IV_BYTES)
     sealed = key.encrypt(iv, plaintext, header.encode("ascii"))
     ciphertext, tag = sealed[:-TAG_BYTES], sealed[-TAG_BYTES:]
     return f"{header}..{_b64.encode(iv)}.{_b64.encode(ciphertext)}.{_b64.encode(tag)}"

@@ -23,6 +23,15 @@ that follows that file::
   secret too short, ...) is refused: the last good ring stays in use and a
   WARNING says why (the file name and the rule, never key material), once per
   distinct bad content. Loading at start-up raises :class:`KeyringError` instead.
+  A file found bad is not read again for ``cooldown`` seconds (default 5) unless
+  it is replaced (a new file renamed over it), :meth:`reload` is called or the
+  signal arrives: tokens with unknown ``kid`` values cannot make a replica reread
+  and reparse a bad file for each of them.
+- Only a regular file is read (a FIFO, a device or a directory at the path is
+  refused at once, without waiting for a writer). A file that anyone may write
+  (mode ``o+w``) is refused unless ``allow_world_writable=True``; a file that its
+  group or others may read is loaded with a WARNING (Kubernetes mounts secrets
+  0644 unless told ``defaultMode: 0400``). ``docs/operations.md`` says why.
 
 Write the new file next to the old one and rename it over (``mrtr-state keygen
 --add FILE --force`` does), so that no reader ever sees half a file. The rotation
@@ -35,6 +44,7 @@ import hashlib
 import logging
 import os
 import signal
+import stat
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -45,7 +55,13 @@ from mrtr_state.errors import KeyringError
 from mrtr_state.keys import DEFAULT_KEYS_VARIABLE, Key, Keyring
 from mrtr_state.metrics import StateMetrics, record
 
-__all__ = ["DEFAULT_CHECK_INTERVAL", "DEFAULT_KEYS_FILE_VARIABLE", "MAX_KEY_FILE_BYTES", "ReloadingKeyring"]
+__all__ = [
+    "DEFAULT_CHECK_INTERVAL",
+    "DEFAULT_COOLDOWN",
+    "DEFAULT_KEYS_FILE_VARIABLE",
+    "MAX_KEY_FILE_BYTES",
+    "ReloadingKeyring",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +69,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_KEYS_FILE_VARIABLE: Final = "MRTR_STATE_KEYS_FILE"
 #: Seconds between two looks at the file.
 DEFAULT_CHECK_INTERVAL: Final = 1.0
+#: Seconds before a file found bad is read again (unless it was replaced, or a reread was asked for).
+DEFAULT_COOLDOWN: Final = 5.0
 #: The largest key file read, in bytes.
 MAX_KEY_FILE_BYTES: Final = 1 << 20
 
@@ -64,12 +82,62 @@ def _identity(path: str) -> _Identity:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as file:
-        data = file.read(MAX_KEY_FILE_BYTES + 1)
-    if len(data) > MAX_KEY_FILE_BYTES:
+def _read(path: str, *, allow_world_writable: bool) -> tuple[bytes, int]:
+    """The key file's bytes and its permission bits.
+
+    Opened without blocking, so that a FIFO at the path never holds the request
+    thread waiting for a writer; then only a regular file is read.
+    """
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    )
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise KeyringError(
+                f"it is not a regular file ({_kind(st.st_mode)}): give the path of the key file"
+            )
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & stat.S_IWOTH and not allow_world_writable and os.name != "nt":
+            raise KeyringError(
+                f"anyone may write it (mode {mode:04o}): make it 0600 (chmod 600 FILE), or pass "
+                "allow_world_writable=True"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_KEY_FILE_BYTES:
+            chunk = os.read(fd, MAX_KEY_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_KEY_FILE_BYTES:
         raise KeyringError(f"it is larger than {MAX_KEY_FILE_BYTES} bytes")
-    return data
+    return b"".join(chunks), mode
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+def _warn_if_readable_by_others(path: str, mode: int) -> None:
+    if mode & 0o077 and os.name != "nt":
+        logger.warning(
+            "the key file %r may be read by its group or others (mode %04o): make it 0600 (chmod 600 FILE)",
+            path,
+            mode,
+        )
 
 
 def _parse(data: bytes) -> Keyring:
@@ -92,7 +160,12 @@ class ReloadingKeyring:
     Args:
         path: the key file.
         check_interval: the most seconds between two looks at the file.
-        clock: monotonic seconds, for the schedule.
+        cooldown: after the file is found bad, the fewest seconds before it is
+            read again (default 5), unless it is replaced by another file,
+            :meth:`reload` is called or the signal arrives.
+        allow_world_writable: load a file that anyone may write (mode ``o+w``);
+            refused by default (anyone could put their key in it).
+        clock: monotonic seconds, for the schedule and the cooldown.
         metrics: counts every reread as a ``key_refresh`` event
             (:mod:`mrtr_state.metrics`; ``source`` ``key_file``).
     """
@@ -102,27 +175,37 @@ class ReloadingKeyring:
         path: str | os.PathLike[str],
         *,
         check_interval: float = DEFAULT_CHECK_INTERVAL,
+        cooldown: float = DEFAULT_COOLDOWN,
+        allow_world_writable: bool = False,
         clock: Callable[[], float] = time.monotonic,
         metrics: StateMetrics | None = None,
     ) -> None:
-        if isinstance(check_interval, bool) or not isinstance(check_interval, (int, float)):
-            raise TypeError("check_interval must be a number of seconds")
-        if not check_interval >= 0:
-            raise ValueError(f"check_interval must not be negative, got {check_interval!r}")
+        for name, value in (("check_interval", check_interval), ("cooldown", cooldown)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} must be a number of seconds")
+            if not value >= 0:
+                raise ValueError(f"{name} must not be negative, got {value!r}")
         if not callable(clock):
             raise TypeError("clock must be a callable")
         self._path = os.fspath(path)
         self._check_interval = float(check_interval)
+        self._cooldown = float(cooldown)
+        self._allow_world_writable = bool(allow_world_writable)
         self._clock = clock
         self._metrics = metrics
         self._lock = threading.Lock()
         self._poked = False
         self._identity: _Identity | None = None
         self._digest = b""
+        # The last failure: its content's digest (or its reason), the file it was
+        # found in, why, and when the file may be read again.
         self._failed_digest: bytes | None = None
+        self._failed_identity: _Identity | None = None
+        self._failed_reason = ""
+        self._retry_at = float("-inf")
         try:
             identity = _identity(self._path)
-            data = _read(self._path)
+            data, mode = _read(self._path, allow_world_writable=self._allow_world_writable)
             self._ring = _parse(data)
         except OSError as exc:
             raise KeyringError(f"the key file {self._path!r} cannot be read: {exc.strerror}") from None
@@ -130,6 +213,7 @@ class ReloadingKeyring:
             raise KeyringError(
                 f"the key file {self._path!r} (read as {DEFAULT_KEYS_VARIABLE} is) cannot be used: {exc}"
             ) from None
+        _warn_if_readable_by_others(self._path, mode)
         self._identity = identity
         self._digest = hashlib.sha256(data).digest()
         self._next_check = clock() + self._check_interval
@@ -140,11 +224,20 @@ class ReloadingKeyring:
         path: str | os.PathLike[str],
         *,
         check_interval: float = DEFAULT_CHECK_INTERVAL,
+        cooldown: float = DEFAULT_COOLDOWN,
+        allow_world_writable: bool = False,
         clock: Callable[[], float] = time.monotonic,
         metrics: StateMetrics | None = None,
     ) -> ReloadingKeyring:
         """Load the key file at ``path`` (KeyringError if it cannot be used) and follow it."""
-        return cls(path, check_interval=check_interval, clock=clock, metrics=metrics)
+        return cls(
+            path,
+            check_interval=check_interval,
+            cooldown=cooldown,
+            allow_world_writable=allow_world_writable,
+            clock=clock,
+            metrics=metrics,
+        )
 
     @classmethod
     def from_env(
@@ -153,6 +246,8 @@ class ReloadingKeyring:
         *,
         environ: Mapping[str, str] | None = None,
         check_interval: float = DEFAULT_CHECK_INTERVAL,
+        cooldown: float = DEFAULT_COOLDOWN,
+        allow_world_writable: bool = False,
         clock: Callable[[], float] = time.monotonic,
         metrics: StateMetrics | None = None,
     ) -> ReloadingKeyring:
@@ -164,7 +259,14 @@ class ReloadingKeyring:
                 f"the environment variable {name} is not set: set it to the path of a key file "
                 f"(what {DEFAULT_KEYS_VARIABLE} would hold: `mrtr-state keygen --alg EdDSA -o FILE`)"
             )
-        return cls(path, check_interval=check_interval, clock=clock, metrics=metrics)
+        return cls(
+            path,
+            check_interval=check_interval,
+            cooldown=cooldown,
+            allow_world_writable=allow_world_writable,
+            clock=clock,
+            metrics=metrics,
+        )
 
     def __repr__(self) -> str:
         return f"ReloadingKeyring(path={self._path!r}, keys={len(self._ring)})"
@@ -225,39 +327,51 @@ class ReloadingKeyring:
     def _check(self, *, reread: bool, quiet: bool = True) -> bool:
         """Look at the file (lock held); read it if it changed or ``reread``; ``True`` if the keys changed."""
         self._poked = False
-        self._next_check = self._clock() + self._check_interval
+        now = self._clock()
+        self._next_check = now + self._check_interval
         try:
             identity = _identity(self._path)
-            if not reread and identity == self._identity and self._failed_digest is None:
-                return False
-            data = _read(self._path)
         except OSError as exc:
-            return self._refuse(f"it cannot be read: {exc.strerror}", None, quiet)
+            return self._refuse(f"it cannot be read: {exc.strerror}", None, None, quiet)
+        if not reread:
+            if self._failed_digest is None and identity == self._identity:
+                return False
+            if self._failed_digest is not None and identity == self._failed_identity and now < self._retry_at:
+                return False  # the same bad file, still cooling down
+        try:
+            data, mode = _read(self._path, allow_world_writable=self._allow_world_writable)
+        except OSError as exc:
+            return self._refuse(f"it cannot be read: {exc.strerror}", None, identity, quiet)
         except KeyringError as exc:
-            return self._refuse(str(exc), None, quiet)
+            return self._refuse(str(exc), None, identity, quiet)
         digest = hashlib.sha256(data).digest()
         if digest == self._digest:
             self._identity, self._failed_digest = identity, None
             record(self._metrics, "key_refresh", source="key_file", outcome="unchanged")
             return False
+        if digest == self._failed_digest:  # known to be bad: not parsed again
+            return self._refuse(self._failed_reason, digest, identity, quiet)
         try:
             ring = _parse(data)
         except KeyringError as exc:
-            return self._refuse(str(exc), digest, quiet)
+            return self._refuse(str(exc), digest, identity, quiet)
+        _warn_if_readable_by_others(self._path, mode)
         self._ring, self._identity, self._digest, self._failed_digest = ring, identity, digest, None
         logger.info("the key file %r changed: %d keys, kid %r signs", self._path, len(ring), ring.keys[0].kid)
         record(self._metrics, "key_refresh", source="key_file", outcome="updated")
         return True
 
-    def _refuse(self, reason: str, digest: bytes | None, quiet: bool) -> bool:
+    def _refuse(self, reason: str, digest: bytes | None, identity: _Identity | None, quiet: bool) -> bool:
         message = f"the key file {self._path!r} (read as {DEFAULT_KEYS_VARIABLE} is) cannot be used: {reason}"
         failure = digest if digest is not None else reason.encode()
         if failure != self._failed_digest:  # once per distinct bad content, not every look
             logger.warning("%s; keeping the %d keys read before", message, len(self._ring))
             record(self._metrics, "key_refresh", source="key_file", outcome="failed")
-        # Remember the failure so the next look rereads even if the file's identity
-        # does not change again (a write finished within one timestamp tick).
-        self._failed_digest = failure
+        # Remember the failure: the same file is not read again until the cooldown
+        # has passed, and then it is, even if its identity has not changed (a write
+        # finished within one timestamp tick).
+        self._failed_digest, self._failed_identity, self._failed_reason = failure, identity, reason
+        self._retry_at = self._clock() + self._cooldown
         if not quiet:
             raise KeyringError(message)
         return False

@@ -16,8 +16,9 @@ every rotation::
   random ``kid`` values cannot make it fetch;
 - every fetch is bounded: ``https://`` only (``http://`` on a loopback address),
   no redirects, no credentials in the URL, at most ``max_bytes`` (default 64 KiB)
-  and ``timeout`` seconds (default 5; a caller never waits longer, and a server
-  that sends its answer slowly is cut off);
+  and ``timeout`` seconds (default 5) for the whole fetch: connecting, the TLS
+  handshake, the headers and the body (a caller never waits longer, and the
+  connection is hung up at the deadline however slowly the server sends);
 - the JWKS goes through :meth:`Keyring.from_jwks`, so every rule of a local key
   file holds, and then must hold only Ed25519 *public* keys: a JWKS with a
   private key or an HS256 secret is refused whole;
@@ -36,9 +37,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import http.client
 import ipaddress
 import logging
+import socket
 import ssl
 import threading
 import time
@@ -46,7 +49,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from mrtr_state.errors import KeyringError
 from mrtr_state.keys import Key, Keyring
@@ -124,14 +127,139 @@ class _FetchError(Exception):
     """A fetch failed; the message is safe to log (never the response body)."""
 
 
+class _Deadline:
+    """The end of one fetch: when it comes, the fetch's connection is hung up.
+
+    A socket timeout bounds each read only, so a server that sends one byte of its
+    headers every 0.1 s would hold a fetch for as long as it likes. A timer hangs
+    the connection up at the deadline instead, wherever the fetch is waiting
+    (connecting, reading the headers or the body), and the fetch then fails.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self._end = time.monotonic() + seconds
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.expired = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def remaining(self) -> float:
+        """Seconds left (a small positive number once none are: a socket timeout must be positive)."""
+        return max(self._end - time.monotonic(), 0.001)
+
+    def watch(self, sock: socket.socket) -> None:
+        """Hang ``sock`` up at the deadline (at once if it has passed)."""
+        with self._lock:
+            self._sockets.append(sock)
+            if not self.expired:
+                return
+        _hang_up(sock)
+
+    def cancel(self) -> None:
+        """The fetch ended: stop the timer."""
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _hang_up(sock)
+
+
+def _hang_up(sock: socket.socket) -> None:
+    # Shut the connection down, not close it: the fetch's thread still owns the
+    # socket object, and its blocked read returns (end of stream) at once. The
+    # plain socket's shutdown, for a TLS socket too: no TLS state is touched.
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _WatchedConnection(http.client.HTTPConnection):
+    """An HTTP(S) connection that connects within a :class:`_Deadline`, which then watches its socket."""
+
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+        self._create_connection = self._open_socket
+
+    def _open_socket(
+        self, address: tuple[str, int], timeout: float, source_address: tuple[str, int] | None = None
+    ) -> socket.socket:
+        # The connect, and a TLS handshake (which takes the socket's timeout for the
+        # whole handshake), get only what is left of the deadline.
+        del timeout
+        return socket.create_connection(address, self._deadline.remaining(), source_address)
+
+    def connect(self) -> None:
+        """Connect (and, over TLS, shake hands), then have the deadline watch the socket."""
+        super().connect()
+        self._deadline.watch(self.sock)
+
+
+class _HTTPConnection(_WatchedConnection):
+    """Plain HTTP (loopback only), within a deadline."""
+
+
+class _HTTPSConnection(_WatchedConnection, http.client.HTTPSConnection):
+    """HTTPS within a deadline."""
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection: Any = _HTTPConnection  # its constructor also takes the deadline
+        return self.do_open(connection, req, deadline=self._deadline)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, context: ssl.SSLContext, deadline: _Deadline) -> None:
+        super().__init__(context=context)
+        self._tls = context
+        self._deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection: Any = _HTTPSConnection
+        return self.do_open(connection, req, context=self._tls, deadline=self._deadline)
+
+
 def _download(
     url: str, *, timeout: float, max_bytes: int, context: ssl.SSLContext | None
 ) -> tuple[bytes, str]:
-    """GET ``url``: the body (at most ``max_bytes``) and its media type, within ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
+    """GET ``url``: the body (at most ``max_bytes``) and its media type, within ``timeout`` seconds.
+
+    The deadline covers the whole fetch: connecting, the TLS handshake, the
+    headers and the body.
+    """
+    deadline = _Deadline(timeout)
+    try:
+        body, media_type = _get(url, timeout=timeout, max_bytes=max_bytes, context=context, deadline=deadline)
+    except _FetchError:
+        if deadline.expired:
+            raise _FetchError(f"no answer within {timeout:g} s") from None
+        raise
+    finally:
+        deadline.cancel()
+    if deadline.expired:  # what was read before the hang-up is not trusted
+        raise _FetchError(f"no answer within {timeout:g} s")
+    return body, media_type
+
+
+def _get(
+    url: str, *, timeout: float, max_bytes: int, context: ssl.SSLContext | None, deadline: _Deadline
+) -> tuple[bytes, str]:
     # The default context verifies the server's certificate and host name.
     tls = context if context is not None else ssl.create_default_context()
-    handlers: list[urllib.request.BaseHandler] = [_NoRedirect(), urllib.request.HTTPSHandler(context=tls)]
+    handlers: list[urllib.request.BaseHandler] = [
+        _NoRedirect(),
+        _HTTPHandler(deadline),
+        _HTTPSHandler(tls, deadline),
+    ]
     if urllib.parse.urlsplit(url).scheme == "http":  # loopback only: never through a proxy
         handlers.append(urllib.request.ProxyHandler({}))
     opener = urllib.request.build_opener(*handlers)
@@ -144,8 +272,6 @@ def _download(
                 raise _FetchError(f"the answer is {int(length)} bytes, over the limit of {max_bytes}")
             body = bytearray()
             while True:
-                if time.monotonic() > deadline:
-                    raise _FetchError(f"the answer took longer than {timeout:g} s")
                 chunk = response.read1(16384)
                 if not chunk:
                     break
@@ -202,7 +328,7 @@ class RemoteJWKS:
         refresh_interval: seconds between scheduled fetches (background thread).
         cooldown: the fewest seconds between fetches caused by an unknown ``kid``,
             and before a retry after a failed fetch (at most ``refresh_interval``).
-        timeout: the longest a fetch may take, in seconds.
+        timeout: the longest a whole fetch may take (connect, headers, body), in seconds.
         max_bytes: the largest JWKS accepted.
         clock: monotonic seconds, for the schedule and the cooldown.
         ssl_context: for ``https://``, e.g. to trust a private CA; by default
@@ -338,7 +464,7 @@ class RemoteJWKS:
 
     @property
     def last_error(self) -> str | None:
-        """Why the last fetch failed, or ``None`` if it succeeded."""
+        """Why the last fetch failed (or a refresh gave up waiting for it), or ``None`` if it succeeded."""
         return self._last_error
 
     def close(self) -> None:
@@ -384,9 +510,11 @@ class RemoteJWKS:
         try:
             return future.result(timeout=self._timeout)
         except concurrent.futures.TimeoutError:
-            raise KeyringError(
-                f"could not fetch the JWKS from {self._url}: no answer within {self._timeout:g} s"
-            ) from None
+            message = f"could not fetch the JWKS from {self._url}: no answer within {self._timeout:g} s"
+            # The fetch ends by itself at its own deadline; until then this is the news.
+            with self._lock:
+                self._last_error = message
+            raise KeyringError(message) from None
 
     def _start(
         self, *, force: bool = False, unknown_key: bool = False

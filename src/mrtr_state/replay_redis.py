@@ -50,7 +50,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 try:
     import redis
@@ -60,6 +60,7 @@ try:
     import redis.asyncio.sentinel
     import redis.backoff
     import redis.cluster
+    import redis.connection
     import redis.retry
     import redis.sentinel
 except ImportError as exc:  # only without the extra; tested in a subprocess
@@ -88,6 +89,10 @@ DEFAULT_WAIT_TIMEOUT: Final = 0.5
 # redis-py leaves the Sentinel classes untyped.
 _SYNC_SENTINEL: Final[Any] = redis.sentinel.Sentinel
 _ASYNC_SENTINEL: Final[Any] = redis.asyncio.sentinel.Sentinel
+
+# redis-py leaves these untyped too.
+_PARSE_URL: Final[Any] = redis.connection.parse_url
+_SYNC_CLUSTER_NODE: Final[Any] = redis.cluster.ClusterNode
 
 _ERROR_CODE: Final = re.compile(r"[A-Z][A-Z_]{1,31}")
 
@@ -137,10 +142,10 @@ def _check_durability(wait_replicas: object, wait_timeout: object) -> tuple[int,
     return wait_replicas, max(1, round(seconds * 1000))
 
 
-def _check_builder_timeouts(timeout: object, wait_timeout: object) -> float:
-    """The builders' ``timeout``, which must leave room for the ``WAIT`` within it."""
+def _builder_timeout(timeout: object, wait_replicas: object, wait_timeout: object) -> float:
+    """The builders' ``timeout``; with ``wait_replicas`` it must leave room for the ``WAIT`` within it."""
     seconds = _check_timeout(timeout)
-    if _check_timeout(wait_timeout, "wait_timeout") >= seconds:
+    if wait_replicas and _check_timeout(wait_timeout, "wait_timeout") >= seconds:
         raise ValueError(
             f"wait_timeout must be less than timeout ({seconds} s): the client gives up on a "
             "reply after timeout, and WAIT's own answer has to arrive before that"
@@ -174,6 +179,39 @@ def _check_sentinels(sentinels: object, service_name: object) -> list[tuple[str,
             raise TypeError("each Sentinel must be a (host, port) pair: a string and a port number")
         checked.append((entry[0], entry[1]))
     return checked
+
+
+def _check_cluster_urls(url: object) -> tuple[str, list[tuple[str, int]]]:
+    """The first of ``from_cluster``'s URLs, and the host and port of every other one.
+
+    The client logs in to every node as the first URL says, so the others may
+    differ from it in their host and port only: no node is then reached with
+    other credentials, or without TLS, by mistake.
+    """
+    urls = [url] if isinstance(url, str) else url
+    if isinstance(urls, bytes) or not isinstance(urls, Sequence) or not urls:
+        raise TypeError("url must be a Redis URL or a non-empty sequence of them (one per start-up node)")
+    first, *others = (_check_url(each) for each in urls)
+    if first.startswith("unix://"):
+        raise ValueError("a Redis Cluster is reached over redis:// or rediss://, not unix://")
+    try:
+        common = _without_address(_PARSE_URL(first))
+        parsed: list[dict[str, Any]] = [_PARSE_URL(other) for other in others]
+    except (ValueError, TypeError):
+        raise _bad_url() from None
+    nodes: list[tuple[str, int]] = []
+    for options in parsed:
+        if not options.get("host") or _without_address(options) != common:
+            raise ValueError(
+                "every Redis Cluster URL must be the first one with another host and port (same scheme, "
+                "user name, password and options; their text is not shown: it may hold a password)"
+            )
+        nodes.append((options["host"], options.get("port", 6379)))
+    return first, nodes
+
+
+def _without_address(options: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in options.items() if name not in ("host", "port")}
 
 
 def _bad_url() -> ValueError:
@@ -304,6 +342,9 @@ def _unreachable(exc: Exception) -> ReplayStoreError:
 # ---------------------------------------------------------------- what both stores share
 
 
+_Store = TypeVar("_Store", bound="_RedisStoreBase")
+
+
 class _RedisStoreBase:
     """The options, the key and the ``repr`` the sync and async stores share."""
 
@@ -343,6 +384,11 @@ class _RedisStoreBase:
         self._owns_client = False
         self._sentinels = []  # from_sentinel's clients of the Sentinels, closed with the store
         self._refreshing = threading.Lock()
+
+    def _owning(self: _Store) -> _Store:
+        """Mark the client as the builder's: :meth:`close` (or ``aclose``) closes it."""
+        self._owns_client = True
+        return self
 
     def __repr__(self) -> str:
         # Never the client: its repr names the host, and its pool holds the password.
@@ -414,10 +460,6 @@ class RedisReplayStore(_RedisStoreBase):
             raise TypeError(f"client must be a redis.Redis client, not {type(client).__name__}")
         self._setup(client, prefix, clock, wait_replicas, wait_timeout)
 
-    def _owning(self) -> RedisReplayStore:
-        self._owns_client = True
-        return self
-
     @classmethod
     def from_url(
         cls,
@@ -438,7 +480,7 @@ class RedisReplayStore(_RedisStoreBase):
         :meth:`close` closes it.
         """
         url = _check_url(url)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         try:
             client = redis.Redis.from_url(url, retry=_no_retry(), **_client_options(timeout))
         except (ValueError, TypeError):
@@ -473,7 +515,7 @@ class RedisReplayStore(_RedisStoreBase):
         to the Sentinels (if they have one).
         """
         checked = _check_sentinels(sentinels, service_name)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         sentinel: Any = _SYNC_SENTINEL(
             checked,
             sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _no_retry()),
@@ -493,7 +535,7 @@ class RedisReplayStore(_RedisStoreBase):
     @classmethod
     def from_cluster(
         cls,
-        url: str,
+        url: str | Sequence[str],
         *,
         prefix: str = DEFAULT_PREFIX,
         clock: Callable[[], float] = time.time,
@@ -501,18 +543,28 @@ class RedisReplayStore(_RedisStoreBase):
         wait_replicas: int = 0,
         wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
     ) -> RedisReplayStore:
-        """A store on the Redis Cluster one of whose nodes is at ``url`` (``redis://`` or ``rediss://``).
+        """A store on the Redis Cluster whose start-up nodes are at ``url`` (``redis://`` or ``rediss://``).
 
-        The client learns the other nodes from that one, and connects at once
-        (:class:`~mrtr_state.ReplayStoreError` if no node answers). Timeouts and
-        retries as in :meth:`from_url`: a command that times out or finds its
-        node gone is refused, and the client relearns the cluster's map for the
-        next one; a ``MOVED`` redirect (the command did not run) is followed.
+        ``url`` is one node's URL, or a sequence of several (the start-up nodes,
+        as ``RedisCluster(startup_nodes=...)`` takes them; every one the first
+        with another host and port). Give several: the client learns the cluster
+        from any of them that answers, so a start-up node that is down
+        (a primary that failed) does not keep the store down. Once it knows the
+        cluster, it relearns it from any node. The client connects at once
+        (:class:`~mrtr_state.ReplayStoreError` if no start-up node answers).
+        Timeouts and retries as in :meth:`from_url`: a command that times out or
+        finds its node gone is refused, and the client relearns the cluster's map
+        for the next one; a ``MOVED`` redirect (the command did not run) is followed.
         """
-        url = _check_url(url)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        first, others = _check_cluster_urls(url)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         try:
-            client = redis.cluster.RedisCluster.from_url(url, retry=_no_retry(), **_client_options(timeout))
+            client = redis.cluster.RedisCluster.from_url(
+                first,
+                startup_nodes=[_SYNC_CLUSTER_NODE(host, port) for host, port in others],
+                retry=_no_retry(),
+                **_client_options(timeout),
+            )
         except (ValueError, TypeError):
             raise _bad_url() from None
         except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
@@ -623,10 +675,6 @@ class AsyncRedisReplayStore(_RedisStoreBase):
             )
         self._setup(client, prefix, clock, wait_replicas, wait_timeout)
 
-    def _owning(self) -> AsyncRedisReplayStore:
-        self._owns_client = True
-        return self
-
     @classmethod
     def from_url(
         cls,
@@ -643,7 +691,7 @@ class AsyncRedisReplayStore(_RedisStoreBase):
         :meth:`aclose` closes it.
         """
         url = _check_url(url)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         try:
             client = redis.asyncio.Redis.from_url(url, retry=_async_no_retry(), **_client_options(timeout))
         except (ValueError, TypeError):
@@ -669,7 +717,7 @@ class AsyncRedisReplayStore(_RedisStoreBase):
     ) -> AsyncRedisReplayStore:
         """As :meth:`RedisReplayStore.from_sentinel`, with ``redis.asyncio`` clients."""
         checked = _check_sentinels(sentinels, service_name)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         sentinel: Any = _ASYNC_SENTINEL(
             checked,
             sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _async_no_retry()),
@@ -689,7 +737,7 @@ class AsyncRedisReplayStore(_RedisStoreBase):
     @classmethod
     def from_cluster(
         cls,
-        url: str,
+        url: str | Sequence[str],
         *,
         prefix: str = DEFAULT_PREFIX,
         clock: Callable[[], float] = time.time,
@@ -697,12 +745,19 @@ class AsyncRedisReplayStore(_RedisStoreBase):
         wait_replicas: int = 0,
         wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
     ) -> AsyncRedisReplayStore:
-        """As :meth:`RedisReplayStore.from_cluster`; the client connects on the first redemption."""
-        url = _check_url(url)
-        timeout = _check_builder_timeouts(timeout, wait_timeout) if wait_replicas else _check_timeout(timeout)
+        """As :meth:`RedisReplayStore.from_cluster`; the client connects on the first redemption.
+
+        Until it has learnt the cluster, each redemption tries every start-up
+        node (and is refused, ``store_unavailable``, if none answers).
+        """
+        first, others = _check_cluster_urls(url)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
         try:
             client = redis.asyncio.cluster.RedisCluster.from_url(
-                url, retry=_async_no_retry(), **_client_options(timeout)
+                first,
+                startup_nodes=[redis.asyncio.cluster.ClusterNode(host, port) for host, port in others],
+                retry=_async_no_retry(),
+                **_client_options(timeout),
             )
         except (ValueError, TypeError):
             raise _bad_url() from None

@@ -85,7 +85,8 @@ class StateSealer:
         leeway: seconds of clock skew allowed on ``exp`` and ``iat`` (default 0).
         max_token_bytes: the size cap, checked before any decoding (default 8192).
         clock: returns the current time in seconds since the epoch.
-        entropy: returns that many random bytes (used for ``jti``).
+        entropy: returns that many random bytes (used for ``jti`` only: the IV of
+            an encrypted token always comes from the operating system's generator).
         replay_store: where ``consume=True`` records redeemed tokens (see
             :mod:`mrtr_state.replay`): a :class:`~mrtr_state.ReplayStore` for
             :meth:`open` and :meth:`open_async`, or an
@@ -367,7 +368,7 @@ class StateSealer:
                 f"{self._max_token_bytes}; keep less in requestState"
             )
         if isinstance(key, A256GCMKey):
-            return jwe.encrypt(key, header, payload, self._entropy(jwe.IV_BYTES))
+            return jwe.encrypt(key, header, payload)
         return jws.sign(key, header, payload)
 
     def open(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mrtr_state.cli import _conformance
 from mrtr_state.conformance import Case, judge, load_cases, mutate
 from mrtr_state.conformance.judge import same_json
 
@@ -122,6 +123,64 @@ def test_serve_answers_a_line_that_is_not_json_with_an_error_and_goes_on() -> No
     assert answers[0] == {"id": None, "error": "a request line is not a JSON object"}
     assert answers[1] == {"id": "a", "digest": "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"}
     assert answers[2] == {"id": "b", "unsupported": True}
+
+
+def serve(lines: list[str]) -> list[dict[str, object]]:
+    """Every answer ``--serve`` writes to ``lines``, one for each (the run must exit 0)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "mrtr_state", "conformance", "--serve"],
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    answers = [json.loads(line) for line in run.stdout.splitlines()]
+    assert len(answers) == len(lines), run.stdout
+    return answers
+
+
+GOOD_LINE = '{"id": "after", "op": "digest", "arguments": {}}'
+GOOD_ANSWER = {"id": "after", "digest": "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"}
+
+
+def valid_verify_request() -> dict[str, object]:
+    case = next(c for c in load_cases(VECTORS) if c.request["op"] == "verify" and c.expected["valid"])
+    return dict(case.request)
+
+
+def test_serve_answers_a_line_nested_too_deep_to_read_with_an_error_and_goes_on() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    deep_arguments = '{"id": "d", "op": "digest", "arguments": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001
+    answers = serve([deep, deep_arguments, GOOD_LINE])
+    assert answers[0] == {"id": None, "error": "a request line is not a JSON object"}
+    assert answers[1] == {"id": None, "error": "a request line is not a JSON object"}
+    assert answers[2] == GOOD_ANSWER
+
+
+def test_serve_answers_a_clock_too_large_for_a_number_with_an_error_and_goes_on() -> None:
+    request = {**valid_verify_request(), "id": "inf"}
+    line = json.dumps(request).replace(f'"now": {json.dumps(request["now"])}', '"now": 1e400')
+    assert '"now": 1e400' in line
+    answers = serve([line, json.dumps({**valid_verify_request(), "id": "ok"}), GOOD_LINE])
+    assert answers[0]["id"] == "inf"
+    assert set(answers[0]) == {"id", "error"}
+    assert answers[1]["id"] == "ok"
+    assert answers[1]["valid"] is True
+    assert answers[2] == GOOD_ANSWER
+
+
+def test_serve_answers_an_unforeseen_failure_with_an_error_naming_no_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(request: object) -> dict[str, object]:
+        raise ZeroDivisionError("the secret key was sk-do-not-show")
+
+    monkeypatch.setattr(_conformance, "answer", broken)
+    line = _conformance._reply('{"id": 7, "op": "digest", "arguments": {}}')
+    assert json.loads(line) == {"id": 7, "error": "the request could not be answered (ZeroDivisionError)"}
+    assert "sk-do-not-show" not in line
 
 
 def test_mutations_are_reproducible_from_their_seed() -> None:

@@ -36,6 +36,9 @@ class Behaviour:
     trickle: float = 0.0
     # Leave out Content-Length (the client must count the bytes itself).
     no_length: bool = False
+    # Send the status line and the headers one byte at a time, this many seconds
+    # apart (with 400 bytes of padding headers: a minute at 0.15); 0: at once.
+    trickle_headers: float = 0.0
 
     def serve(self, ring: Keyring) -> None:
         self.body = json.dumps(ring.public_jwks()).encode()
@@ -49,6 +52,8 @@ class JWKSServer:
         self.scheme = "https" if tls is not None else "http"
         self.requests = 0
         self.release = threading.Event()
+        # Set when a client hung up on an answer being trickled.
+        self.hung_up = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,6 +62,9 @@ class JWKSServer:
                 server.requests += 1
                 if b.stall:
                     server.release.wait(b.stall)
+                if b.trickle_headers:
+                    self.trickle_headers(b)
+                    return
                 self.send_response(b.status)
                 self.send_header("Content-Type", b.content_type)
                 for name, value in b.headers.items():
@@ -73,6 +81,19 @@ class JWKSServer:
                 else:
                     with contextlib.suppress(OSError):
                         self.wfile.write(b.body)
+
+            def trickle_headers(self, b: Behaviour) -> None:
+                head = f"HTTP/1.1 200 OK\r\nContent-Type: {b.content_type}\r\n"
+                head += "".join(f"X-Padding-{n}: {'x' * 30}\r\n" for n in range(10))
+                head += f"Content-Length: {len(b.body)}\r\n\r\n"
+                try:
+                    for byte in head.encode() + b.body:
+                        if server.release.wait(b.trickle_headers):
+                            return
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                except OSError:  # the client hung up
+                    server.hung_up.set()
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -9,11 +10,13 @@ import secrets
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSealer
+from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSealer, reloading
 from mrtr_state.reloading import ReloadingKeyring
 from tests.conftest import ISSUER
 from tests.keysources.conftest import Monotonic
@@ -26,6 +29,7 @@ def write(path: Path, ring: Keyring | str) -> None:
     text = ring if isinstance(ring, str) else json.dumps(ring.private_jwks())
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
+    tmp.chmod(0o600)
     os.replace(tmp, path)
 
 
@@ -247,3 +251,182 @@ def test_sighup_makes_the_next_access_reread_the_file(key_file: Path, monotonic:
         wait_until(lambda: [k.kid for k in source.keys] == [k.kid for k in rotated], "the reread")
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+class Counted:
+    """Counts the calls of a function of the reloading module (a read, or a parse)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+        self.calls = 0
+        real = getattr(reloading, name)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(reloading, name, counted)
+
+
+def test_a_bad_file_is_not_reread_for_every_unknown_kid_within_the_cooldown(
+    key_file: Path, monotonic: Monotonic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = Keyring.generate("HS256")
+    write(key_file, good)
+    source = ReloadingKeyring.from_file(key_file, check_interval=1, cooldown=5, clock=monotonic)
+    sealer = StateSealer(source, issuer=ISSUER)
+    write(key_file, '{"keys": [' + '{"kty": "oct", "k": "c2hvcnQ"}, ' * 20_000 + "]}")  # ~600 KiB, bad
+    reads, parses = Counted(monkeypatch, "_read"), Counted(monkeypatch, "_parse")
+    stranger = StateSealer(Keyring.generate("HS256"), issuer=ISSUER).seal({}, user="alice", tool="deploy")
+    for _ in range(100):
+        with pytest.raises(InvalidRequestState) as refused:
+            sealer.open(stranger, user="alice", tool="deploy")
+        assert refused.value.reason == "unknown_key"
+        monotonic.advance(0.01)
+    assert (reads.calls, parses.calls) == (1, 1)
+    assert [k.kid for k in source.keys] == [k.kid for k in good]
+    # After the cooldown it is read again, but the same bad bytes are not parsed again.
+    monotonic.advance(5)
+    source.refresh_for_unknown_key()
+    assert (reads.calls, parses.calls) == (2, 1)
+    # A new file renamed over the bad one is read at once, cooldown or not.
+    fixed = good.rotated(Key.generate("HS256"))
+    write(key_file, fixed)
+    assert source.refresh_for_unknown_key() is True
+    assert [k.kid for k in source.keys] == [k.kid for k in fixed]
+
+
+def test_reload_rereads_a_bad_file_whatever_the_cooldown(key_file: Path, monotonic: Monotonic) -> None:
+    write(key_file, Keyring.generate("HS256"))
+    source = ReloadingKeyring.from_file(key_file, cooldown=3600, clock=monotonic)
+    write(key_file, "not a key ring")
+    with pytest.raises(KeyringError, match="cannot be used"):
+        source.reload()
+    with pytest.raises(KeyringError, match="cannot be used"):
+        source.reload()  # the same bad content: refused again, with its reason
+
+
+def test_the_cooldown_must_be_a_number_of_seconds(key_file: Path) -> None:
+    write(key_file, Keyring.generate("HS256"))
+    with pytest.raises(ValueError, match="cooldown must not be negative"):
+        ReloadingKeyring.from_file(key_file, cooldown=-1)
+    with pytest.raises(TypeError, match="cooldown must be a number"):
+        ReloadingKeyring.from_file(key_file, cooldown="5")  # type: ignore[arg-type]
+
+
+def in_a_thread(call: Callable[[], object], seconds: float) -> BaseException | None:
+    """Run ``call`` in a thread; the exception it raised (None if none). Fails if it takes longer."""
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # handed to the test
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, f"blocked for more than {seconds} s"
+    return outcome[0]
+
+
+def release_fifo(path: Path) -> None:
+    """Open the FIFO for writing and close it, so that a reader blocked on it (before the fix) goes on."""
+    with contextlib.suppress(OSError):  # no reader waiting
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_at_the_key_path_is_refused_at_once_and_never_blocks(
+    key_file: Path, monotonic: Monotonic
+) -> None:
+    fifo = key_file.with_name("fifo")
+    os.mkfifo(fifo)
+    try:
+        refusal = in_a_thread(lambda: ReloadingKeyring.from_file(fifo), 5)
+        assert isinstance(refusal, KeyringError)
+        assert "not a regular file (a FIFO)" in str(refusal)
+        good = Keyring.generate("HS256")
+        write(key_file, good)
+        source = ReloadingKeyring.from_file(key_file, clock=monotonic)
+        os.replace(fifo, key_file)
+        refusal = in_a_thread(source.reload, 5)
+        assert isinstance(refusal, KeyringError)
+        assert "not a regular file (a FIFO)" in str(refusal)
+        monotonic.advance(10)
+        assert in_a_thread(source.refresh_for_unknown_key, 5) is None
+        assert [k.kid for k in source.keys] == [k.kid for k in good]
+    finally:
+        release_fifo(key_file)
+        release_fifo(fifo)
+
+
+def test_a_directory_at_the_key_path_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(KeyringError, match=r"not a regular file \(a directory\)"):
+        ReloadingKeyring.from_file(tmp_path)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604], ids=oct)
+def test_a_key_file_others_may_read_loads_with_a_warning(
+    key_file: Path, caplog: pytest.LogCaptureFixture, mode: int
+) -> None:
+    ring = Keyring.generate("HS256")
+    write(key_file, ring)
+    key_file.chmod(mode)
+    with caplog.at_level(logging.WARNING, logger="mrtr_state.reloading"):
+        source = ReloadingKeyring.from_file(key_file)
+    assert [k.kid for k in source.keys] == [k.kid for k in ring]
+    assert f"may be read by its group or others (mode {mode:04o})" in caplog.text
+    assert "chmod 600" in caplog.text
+    assert ring.private_jwks()["keys"][0]["k"] not in caplog.text
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+def test_a_rotated_key_file_others_may_read_is_loaded_with_a_warning(
+    key_file: Path, monotonic: Monotonic, caplog: pytest.LogCaptureFixture
+) -> None:
+    write(key_file, Keyring.generate("HS256"))
+    source = ReloadingKeyring.from_file(key_file, clock=monotonic)
+    rotated = Keyring.generate("HS256")
+    write(key_file, rotated)
+    key_file.chmod(0o644)
+    with caplog.at_level(logging.WARNING, logger="mrtr_state.reloading"):
+        assert source.reload() is True
+    assert "(mode 0644)" in caplog.text
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+def test_a_key_file_only_its_owner_may_read_loads_without_a_warning(
+    key_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write(key_file, Keyring.generate("HS256"))
+    with caplog.at_level(logging.WARNING, logger="mrtr_state.reloading"):
+        ReloadingKeyring.from_file(key_file)
+    assert caplog.records == []
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+@pytest.mark.parametrize("mode", [0o666, 0o602], ids=oct)
+def test_a_key_file_anyone_may_write_is_refused_unless_allowed(
+    key_file: Path, monotonic: Monotonic, caplog: pytest.LogCaptureFixture, mode: int
+) -> None:
+    ring = Keyring.generate("HS256")
+    write(key_file, ring)
+    key_file.chmod(mode)
+    with pytest.raises(KeyringError, match=rf"anyone may write it \(mode {mode:04o}\).*chmod 600"):
+        ReloadingKeyring.from_file(key_file)
+    with caplog.at_level(logging.WARNING, logger="mrtr_state.reloading"):
+        allowed = ReloadingKeyring.from_file(key_file, allow_world_writable=True)
+    assert [k.kid for k in allowed.keys] == [k.kid for k in ring]
+    assert f"(mode {mode:04o})" in caplog.text  # still a warning
+    # A rotation to a file anyone may write is refused; the last good ring stays.
+    key_file.chmod(0o600)
+    source = ReloadingKeyring.from_file(key_file, clock=monotonic)
+    write(key_file, Keyring.generate("HS256"))
+    key_file.chmod(mode)
+    with pytest.raises(KeyringError, match="anyone may write it"):
+        source.reload()
+    assert [k.kid for k in source.keys] == [k.kid for k in ring]

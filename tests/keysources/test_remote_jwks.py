@@ -245,6 +245,59 @@ def test_a_server_that_trickles_its_answer_is_cut_off(server: JWKSServer, monoto
     assert_kept(remote, ring)
 
 
+def refreshed(remote: RemoteJWKS) -> bool:
+    """Whether one :meth:`RemoteJWKS.refresh` succeeds."""
+    try:
+        remote.refresh()
+    except KeyringError:
+        return False
+    return True
+
+
+def test_the_timeout_bounds_the_whole_fetch_when_the_headers_trickle_in(
+    server: JWKSServer, monotonic: Monotonic
+) -> None:
+    remote, ring = loaded(server, monotonic, timeout=0.5)
+    server.behaviour.trickle_headers = 0.1  # one byte every 0.1 s: about a minute of headers
+    started = time.monotonic()
+    with pytest.raises(KeyringError, match=r"within 0\.5 s"):
+        remote.refresh()
+    assert time.monotonic() - started < 2
+    assert "within 0.5 s" in (remote.last_error or "")
+    # The fetch itself was cut at its deadline: the server sees the client hang up.
+    assert server.hung_up.wait(3), "the fetch went on reading the trickled headers"
+    assert_kept(remote, ring)
+    # A key published now is fetched at once: no fetch of the trickled answer holds the way.
+    rotated = Keyring.generate("EdDSA")
+    server.behaviour.trickle_headers = 0
+    server.behaviour.serve(rotated)
+    wait_until(lambda: refreshed(remote), "a good refresh", timeout=5)
+    assert remote.last_error is None
+    assert open_with(StateSealer(remote, issuer=ISSUER), seal(rotated)) == {"step": 2}
+
+
+def test_last_error_names_the_last_failed_refresh_and_clears_after_a_good_one(
+    server: JWKSServer, monotonic: Monotonic
+) -> None:
+    remote, ring = loaded(server, monotonic, timeout=0.5)
+    assert remote.last_error is None
+    server.behaviour.status = 404
+    with pytest.raises(KeyringError, match="HTTP 404"):
+        remote.refresh()
+    assert "HTTP 404" in (remote.last_error or "")
+    server.behaviour.status = 200
+    server.behaviour.trickle_headers = 0.1
+    with pytest.raises(KeyringError, match=r"within 0\.5 s"):
+        remote.refresh()
+    assert "HTTP 404" not in (remote.last_error or "")
+    assert "within 0.5 s" in (remote.last_error or "")
+    server.behaviour.trickle_headers = 0
+    assert server.hung_up.wait(3)
+    wait_until(lambda: refreshed(remote), "a good refresh", timeout=5)
+    assert remote.last_error is None
+    assert_kept(remote, ring)
+
+
 @pytest.mark.parametrize("no_length", [False, True], ids=["content-length", "counted"])
 def test_an_oversized_answer_is_refused(server: JWKSServer, monotonic: Monotonic, no_length: bool) -> None:
     remote, ring = loaded(server, monotonic, max_bytes=4096)
@@ -382,3 +435,19 @@ def test_https_verifies_the_certificate_and_takes_a_private_ca(tmp_path: Path) -
         trusted = ssl.create_default_context(cafile=str(cert_file))
         remote = RemoteJWKS.load(server.url, ssl_context=trusted)
         assert open_with(StateSealer(remote, issuer=ISSUER), seal(ring)) == {"step": 2}
+
+
+def test_the_timeout_bounds_the_whole_fetch_over_https_too(tmp_path: Path, monotonic: Monotonic) -> None:
+    tls, cert_file = self_signed(tmp_path)
+    trusted = ssl.create_default_context(cafile=str(cert_file))
+    with jwks_server(tls) as server:
+        ring = Keyring.generate("EdDSA")
+        server.behaviour.serve(ring)
+        remote = RemoteJWKS.load(server.url, ssl_context=trusted, timeout=0.5, clock=monotonic)
+        server.behaviour.trickle_headers = 0.1
+        with pytest.raises(KeyringError, match=r"within 0\.5 s"):
+            remote.refresh()
+        assert server.hung_up.wait(3), "the fetch went on reading the trickled headers"
+        server.behaviour.trickle_headers = 0
+        wait_until(lambda: refreshed(remote), "a good refresh", timeout=5)
+        assert_kept(remote, ring)

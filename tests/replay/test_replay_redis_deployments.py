@@ -115,6 +115,62 @@ def test_the_async_cluster_store_opens_each_token_once_with_and_without_wait(
         assert [getattr(r, "reason", r) for r in second] == ["replayed"] * 20
 
 
+def test_cluster_stores_given_several_start_up_nodes_work_when_the_first_died_before_first_use(
+    redis_cluster: RedisClusterDeployment,
+) -> None:
+    first, *others = redis_cluster.primaries()
+    urls = [first.url, *(node.url for node in others)]
+
+    async def run() -> tuple[list[Any], list[Any]]:
+        # The async client connects on its first redemption, after the first-named
+        # node has died and the cluster has failed over.
+        async with AsyncRedisReplayStore.from_cluster(urls) as store:
+            await asyncio.to_thread(kill_and_fail_over)
+            sealer = StateSealer(Keyring.generate("HS256"), issuer=ISSUER, replay_store=store)
+            tokens = [sealer.seal(STATE, **REQUEST) for _ in range(20)]
+            first_pass = [await opened_async(sealer, t) for t in tokens]
+            return first_pass, [await opened_async(sealer, t) for t in tokens]
+
+    def kill_and_fail_over() -> None:
+        first.kill()
+        redis_cluster.wait_failover(first, timeout=60)
+
+    first_pass, second_pass = asyncio.run(run())
+    assert first_pass == ["opened"] * 20
+    assert second_pass == ["replayed"] * 20
+    # The sync store connects when it is made: the dead first-named node does not stop it.
+    with RedisReplayStore.from_cluster(urls) as store:
+        sealer = StateSealer(Keyring.generate("HS256"), issuer=ISSUER, replay_store=store)
+        tokens = [sealer.seal(STATE, **REQUEST) for _ in range(20)]
+        assert [outcome(sealer, t) for t in tokens] == ["opened"] * 20
+        assert [outcome(sealer, t) for t in tokens] == ["replayed"] * 20
+
+
+async def opened_async(sealer: StateSealer, token: str) -> str:
+    try:
+        await sealer.open_async(token, **REQUEST, consume=True)
+    except InvalidRequestState as refusal:
+        return refusal.reason
+    return "opened"
+
+
+def test_from_cluster_takes_one_url_or_several_differing_only_in_host_and_port() -> None:
+    with pytest.raises(TypeError, match="non-empty sequence"):
+        RedisReplayStore.from_cluster([])
+    with pytest.raises(ValueError, match="not unix://"):
+        AsyncRedisReplayStore.from_cluster(["unix:///tmp/redis.sock"])
+    for other in (
+        "redis://:0th3r@127.0.0.1:2/0",
+        "rediss://:s3cret@127.0.0.1:2/0",
+        "redis://u:s3cret@127.0.0.1:2/0",
+    ):
+        for builder in (RedisReplayStore.from_cluster, AsyncRedisReplayStore.from_cluster):
+            with pytest.raises(ValueError, match="another host and port") as caught:
+                builder(["redis://:s3cret@127.0.0.1:1/0", other])  # type: ignore[operator]
+            assert "s3cret" not in str(caught.value)
+            assert "0th3r" not in str(caught.value)
+
+
 def test_the_sentinel_store_writes_to_the_primary_the_sentinels_name(
     redis_sentinel: SentinelDeployment,
 ) -> None:

@@ -212,20 +212,35 @@ def _write_report(path: Path, report: Report) -> None:
 
 
 def serve(requests: Any, output: Any) -> int:
-    """Answer the protocol with this library: read request lines, write answer lines."""
+    """Answer the protocol with this library: read request lines, write answer lines.
+
+    Every line gets exactly one answer line and the loop goes on, whatever the line
+    holds: one that is not a JSON object (or nests too deep to read) is answered
+    ``{"id": null, "error": ...}``, and a request that fails in any unforeseen way
+    (a clock of ``1e400`` seconds, say) ``{"id": ..., "error": ...}``.
+    """
     for line in requests:
-        try:
-            request = json.loads(line)
-        except ValueError:
-            request = None
-        if not isinstance(request, dict):
-            output.write(json.dumps({"id": None, "error": "a request line is not a JSON object"}) + "\n")
-            output.flush()
-            continue
-        try:
-            reply: dict[str, Any] = answer(request)
-        except (KeyError, TypeError, ValueError):
-            reply = {"unsupported": True}
-        output.write(json.dumps({"id": request.get("id"), **reply}, ensure_ascii=False) + "\n")
+        output.write(_reply(line) + "\n")
         output.flush()
     return 0
+
+
+def _reply(line: bytes | str) -> str:
+    """The answer line to one request line; never raises."""
+    try:
+        request = json.loads(line)
+    except (ValueError, RecursionError):
+        request = None
+    if not isinstance(request, dict):
+        return json.dumps({"id": None, "error": "a request line is not a JSON object"})
+    try:
+        reply: dict[str, Any] = answer(request)
+    except (KeyError, TypeError, ValueError):
+        reply = {"unsupported": True}
+    except Exception as exc:  # one bad request must not end the loop
+        # The class name only: the exception's text could quote the request's keys.
+        reply = {"error": f"the request could not be answered ({type(exc).__name__})"}
+    try:
+        return json.dumps({"id": request.get("id"), **reply}, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return json.dumps({"id": None, "error": "the answer could not be written as JSON"})

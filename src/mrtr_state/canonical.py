@@ -61,15 +61,33 @@ def arguments_digest(arguments: Mapping[str, Any]) -> str:
     """Return the profile's argument digest: base64url(SHA-256(JCS(arguments))), unpadded.
 
     Raises:
-        TypeError: ``arguments`` is not a mapping of JSON values.
+        TypeError: ``arguments`` is not a mapping of JSON values: arguments that
+            are not an object (``None`` for JSON ``null``, a list, a string, a
+            number, a boolean) are unbindable (profile, sections 3.4 and 8.2).
         ValueError: the arguments are unbindable (profile, section 3.4): a number
             whose value is an integer beyond +/-(2**53 - 1), however it is written
             (``2**60``, ``1e23``), a non-finite number, a lone surrogate, or
             nesting deeper than 256 levels. Pass large ids as strings.
     """
     if not isinstance(arguments, Mapping):
-        raise TypeError(f"arguments must be a JSON object (a mapping), not {type(arguments).__name__}")
+        # Profile 3.4 and 8.2: arguments present but not an object (null too) are unbindable.
+        raise TypeError(f"arguments must be a JSON object, not {_json_kind(arguments)}")
     return _b64.encode(hashlib.sha256(_canonical(arguments, bind=True)).digest())
+
+
+def _json_kind(value: object) -> str:
+    """What a non-object value is, in JSON's words (never the value itself)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return f"a {type(value).__name__}"
 
 
 # The C string escaper behind json.dumps(ensure_ascii=False): JCS escapes exactly

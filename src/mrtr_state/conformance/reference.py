@@ -38,7 +38,10 @@ def answer(request: Mapping[str, Any]) -> dict[str, Any]:
             return {"unbindable": True}
     if op == "load_key":
         try:
-            Key.from_jwk(request["jwk"])
+            if "jwks" in request:  # a ring: the rules between its keys apply too (profile 7.6)
+                Keyring.from_jwks(request["jwks"])
+            else:
+                Key.from_jwk(request["jwk"])
         except (KeyringError, TypeError, ValueError):
             return {"loaded": False}
         return {"loaded": True}

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from mrtr_state.canonical import arguments_digest
+from mrtr_state.canonical import JSON_NULL, arguments_digest
 from mrtr_state.errors import InvalidRequestState, KeyringError
 from mrtr_state.keys import Key, Keyring
 from mrtr_state.sealer import StateSealer
@@ -32,8 +32,8 @@ def answer(request: Mapping[str, Any]) -> dict[str, Any]:
     if op == "verify":
         return _verify(request)
     if op == "digest":
-        try:
-            return {"digest": arguments_digest(request["arguments"])}
+        try:  # absent arguments are {}; present ones that are not an object are unbindable (8.2)
+            return {"digest": arguments_digest(request.get("arguments", {}))}
         except (TypeError, ValueError):
             return {"unbindable": True}
     if op == "load_key":
@@ -67,10 +67,12 @@ def _verify(request: Mapping[str, Any]) -> dict[str, Any]:
         **options,
     )
     target = {name: request[name] for name in ("tool", "prompt", "resource") if name in request}
+    # Profile 8.2: absent arguments are {}; "arguments": null is present, and unbindable.
+    arguments: Any = request.get("arguments", {})
+    if arguments is None:
+        arguments = JSON_NULL
     try:
-        state = sealer.open(
-            request["token"], user=request["user"], arguments=request.get("arguments", {}), **target
-        )
+        state = sealer.open(request["token"], user=request["user"], arguments=arguments, **target)
     except InvalidRequestState as refusal:
         return {"valid": False, "reason": refusal.reason}
     return {"valid": True, "state": state}

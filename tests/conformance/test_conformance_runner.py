@@ -211,6 +211,27 @@ def test_serve_answers_a_line_that_is_not_json_with_an_error_and_goes_on() -> No
     assert answers[2] == {"id": "b", "unsupported": True}
 
 
+def test_serve_answers_a_verify_whose_ring_does_not_load_with_an_error_and_an_absent_digest_as_empty() -> (
+    None
+):
+    shared = KEYS["a256gcm"]["k"]
+    ring = {"keys": [KEYS["a256gcm"], {"kty": "oct", "k": shared, "kid": "sig"}]}
+    request = {"op": "verify", "keys": ring, "token": "x", "issuer": "i", "user": "u", "tool": "t", "now": 1}
+    lines = json.dumps({"id": "a", **request}) + "\n" + '{"id": "b", "op": "digest"}\n'
+    run = subprocess.run(
+        [sys.executable, "-m", "mrtr_state", "conformance", "--serve"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    refused, digest = (json.loads(line) for line in run.stdout.splitlines())
+    assert set(refused) == {"id", "error"}
+    assert "ring does not load" in refused["error"]
+    assert shared not in refused["error"]
+    assert digest == {"id": "b", "digest": "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"}
+
+
 def test_mutations_are_reproducible_from_their_seed() -> None:
     cases = load_cases(VECTORS)
     first = mutate(cases, KEYS, count=50, seed=9)

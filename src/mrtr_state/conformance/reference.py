@@ -24,6 +24,9 @@ __all__ = ["answer"]
 def answer(request: Mapping[str, Any]) -> dict[str, Any]:
     """The reference answer to one protocol request (without its ``id``).
 
+    A ``verify`` whose ring does not load is answered ``{"error": ...}``: no
+    verifier holds such a ring, so there is no verdict to give.
+
     Raises:
         ValueError: the request is not one of the protocol's operations, or lacks
             a field its operation needs.
@@ -60,8 +63,12 @@ def _verify(request: Mapping[str, Any]) -> dict[str, Any]:
     if request.get("require_arguments"):
         options["require_arguments"] = True
     now = request["now"]
+    try:
+        ring = _ring(json.dumps(request["keys"], sort_keys=True))
+    except KeyringError as exc:  # no verifier holds this ring: an error, not a verdict (docs/conformance.md)
+        return {"error": f"the verifier's ring does not load: {exc}"}
     sealer = StateSealer(
-        _ring(json.dumps(request["keys"], sort_keys=True)),
+        ring,
         issuer=request["issuer"],
         clock=lambda: now,
         **options,

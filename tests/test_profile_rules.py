@@ -7,6 +7,7 @@ import base64
 import hashlib
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ P = 2**255 - 19
 IDENTITY = (1).to_bytes(32, "little")
 ALL_ZERO = bytes(32)
 ORDER_2 = (P - 1).to_bytes(32, "little")
+VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 ORDER_8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
 
 
@@ -394,3 +396,19 @@ def test_an_explicit_kid_of_1_to_128_printable_ascii_loads(kid: str) -> None:
     for alg in ("HS256", "A256GCM", "EdDSA"):
         jwk = Key.generate(alg).private_jwk()
         assert Key.from_jwk({**jwk, "kid": kid}).kid == kid
+
+
+# --- 5.1: a ring without an encryption key (issue 24, item 15) -------------------------------------
+
+
+def test_a_ring_without_an_encryption_key_refuses_an_encrypted_token_naming_its_signing_key_at_step_9() -> (
+    None
+):
+    vectors = json.loads((VECTORS / "encrypted.json").read_text(encoding="utf-8"))
+    keys = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))
+    vector = next(v for v in vectors["vectors"] if v["id"] == "encrypted-algorithm-mismatch-hs256-key")
+    signing_only = Keyring.from_jwks(keys["verifier_jwks"])  # no encryption key at all
+    sealer = StateSealer(signing_only, issuer=vectors["defaults"]["issuer"], clock=lambda: vector["now"])
+    with pytest.raises(InvalidRequestState) as refused:
+        sealer.open(vector["token"], user=vector["user"], tool=vector["tool"], arguments=vector["arguments"])
+    assert refused.value.reason == "algorithm_mismatch"

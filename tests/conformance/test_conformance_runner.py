@@ -257,6 +257,12 @@ def test_only_keyless_refusals_bind_the_baseline_class() -> None:
     assert judge([keyless], [accepted]).reached == "none"
 
 
+def test_an_error_answer_is_reported_with_its_words_not_as_a_digest() -> None:
+    case = Case("c", {"op": "verify"}, {"valid": True, "state": 1})
+    result = judge([case], [{"error": '"arguments" must be a JSON object'}]).results[0]
+    assert result.got == 'error: "arguments" must be a JSON object'
+
+
 def test_states_compare_as_json_values() -> None:
     assert same_json({"a": [1, 2.0, -0.0]}, {"a": [1.0, 2, 0]})
     assert not same_json(True, 1)

@@ -166,6 +166,8 @@ def _describe(message: Mapping[str, Any] | None) -> str:
         return "no answer"
     if message.get("unsupported"):
         return "unsupported"
+    if "error" in message:  # the implementation could not run the request: say what it said
+        return f"error: {str(message['error'])[:200]}"
     if "valid" in message:
         return "valid" if message["valid"] is True else f"refused: {message.get('reason')}"
     if "loaded" in message:

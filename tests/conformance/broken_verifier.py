@@ -21,7 +21,9 @@ it:
     a number is judged bindable by its exact decimal value, not by the double
     nearest it (the other reading of profile 3.4);
 ``die-after N``
-    writes a line to its standard error and exits with status 3 after N requests.
+    writes a line to its standard error and exits with status 3 after N requests;
+``hang-after N``
+    stops answering after N requests and never exits (until it is killed).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import base64
 import hashlib
 import json
 import sys
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -90,10 +93,13 @@ def _numbers(value: Any) -> list[Any]:
 
 def main() -> int:
     fault = sys.argv[1]
-    limit = int(sys.argv[2]) if fault == "die-after" else None
+    limit = int(sys.argv[2]) if fault in ("die-after", "hang-after") else None
     for number, line in enumerate(sys.stdin):
         if limit is not None and number >= limit:
             sys.stderr.write(f"broken_verifier: giving up after {limit} requests\n")
+            sys.stderr.flush()
+            if fault == "hang-after":
+                time.sleep(3600)  # the runner's --timeout kills it
             return 3
         request = json.loads(line)
         reply = broken(fault, request, line)

@@ -90,6 +90,14 @@ def test_a_crashed_implementation_is_reported_once_with_its_exit_status_and_stde
     assert rules[0].startswith("failed rule: no answer (")
 
 
+def test_an_implementation_that_hangs_is_stopped_at_the_timeout_and_reported_once() -> None:
+    run = conformance("--mutations", "0", "--timeout", "4", "--", *DOUBLE, "hang-after", "3")
+    assert run.returncode == 1
+    assert run.stdout.count("got no answer") == 1
+    assert "it ran past the timeout of 4 s and was stopped after answering 3 of " in run.stdout
+    assert "  | broken_verifier: giving up after 3 requests" in run.stdout
+
+
 def test_a_verifier_that_refuses_every_key_fails_strict_and_is_told_why() -> None:
     # Issue 24, item 10: refusing every key used to pass every "refuses a key at load" case.
     run = conformance("--mutations", "0", "--", *DOUBLE, "refuse-every-key")

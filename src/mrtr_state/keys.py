@@ -176,7 +176,7 @@ class Key:
 
     @classmethod
     def from_secret(cls, secret: bytes, *, kid: str | None = None) -> Key:
-        """Make an HS256 key from raw secret bytes (at least 32 of them)."""
+        """Make an HS256 key from raw secret bytes: at least 32, not one byte or a short pattern repeated."""
         if not isinstance(secret, (bytes, bytearray)):
             raise TypeError(f"an HS256 secret is bytes, not {type(secret).__name__}")
         return HS256Key._make(bytes(secret), kid)

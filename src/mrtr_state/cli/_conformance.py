@@ -60,7 +60,7 @@ protocol (JSON lines; UTF-8; one JSON object per line):
 
 classes:
   strict    every answer is the reference answer (verdict, reason code, state,
-            digest, key refusal) for every vector and mutation
+            digest, key refusal, key load) for every vector and mutation
   baseline  every valid token is accepted with its state, and every token a party
             without any key could produce is refused, with any reason code
             (re-encodings of valid tokens are exempt)

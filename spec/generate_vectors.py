@@ -123,6 +123,11 @@ class Literal(str):
         return super().__new__(cls, text)
 
 
+#: The JSON value `null`, written as such where None would mean "absent" (section 8.2: arguments that are
+#: present as null are not the absent arguments {}).
+JSON_NULL = Literal("null")
+
+
 def literal_marker(text: str) -> str:
     return f"@@literal:{text}@@"
 
@@ -551,6 +556,14 @@ def valid_binding() -> list[dict[str, Any]]:
                 "EdDSA",
                 {},
                 {"require_arguments": True},
+            ),
+            (
+                "valid-hs256-no-binding-arguments-null",
+                'No args_sha256 and a verifier that does not require it: "arguments": null (not an object, '
+                "so unbindable, section 3.4) does not matter.",
+                "HS256",
+                {"args_sha256": None},
+                {"arguments": JSON_NULL},
             ),
             (
                 "valid-hs256-resource-binding-required",
@@ -1165,6 +1178,28 @@ def step_19_request_binding() -> list[dict[str, Any]]:
                 {"arguments": None},
             ),
             (
+                "wrong-request-arguments-null",
+                'Bound to the digest of {}, retried with "arguments": null: present but not an object, so '
+                "unbindable (sections 3.4 and 8.2); only absent arguments are {}.",
+                "HS256",
+                {"args_sha256": arguments_digest({})},
+                {"arguments": JSON_NULL},
+            ),
+            (
+                "wrong-request-arguments-array",
+                "Retried with arguments that are an array, not an object: unbindable (section 3.4).",
+                "HS256",
+                {},
+                {"arguments": ["release-1.2", False]},
+            ),
+            (
+                "wrong-request-arguments-string",
+                "Retried with arguments that are a string, not an object: unbindable (section 3.4).",
+                "EdDSA",
+                {},
+                {"arguments": "branch=release-1.2"},
+            ),
+            (
                 "wrong-request-number-value",
                 "1 and 1.5 are different numbers.",
                 "HS256",
@@ -1457,6 +1492,15 @@ def argument_vectors() -> list[dict[str, Any]]:
         ("exponent-integer-1e23", {"id": Literal("1e23")}),
         ("double-2-60", {"id": Literal("1.152921504606847e+18")}),
         ("large-double-1e21", {"x": Literal("1e21")}),
+        # Decided by the double nearest the literal (section 3.4): 2**53 - 0.5 rounds (half to even) to 2**53.
+        ("fraction-rounds-to-2-53", {"id": Literal("9007199254740991.5")}),
+        # Present but not an object (sections 3.4 and 8.2): unbindable, whatever the value.
+        ("not-an-object-null", JSON_NULL),
+        ("not-an-object-array", [{"env": "prod"}]),
+        ("not-an-object-empty-array", []),
+        ("not-an-object-string", "env=prod"),
+        ("not-an-object-number", 1),
+        ("not-an-object-boolean", True),
     ]
     out: list[dict[str, Any]] = []
     for case_id, arguments in cases:
@@ -1473,7 +1517,7 @@ def argument_vectors() -> list[dict[str, Any]]:
     for case_id, arguments in unbindable:
         try:
             arguments_digest(parsed(arguments))
-        except ValueError:
+        except (TypeError, ValueError):
             pass
         else:
             raise SystemExit(f"argument vector {case_id} should be unbindable")
@@ -2330,6 +2374,161 @@ def invalid_key_vectors() -> list[dict[str, Any]]:
     return out
 
 
+# --- invalid oct keys, kids and rings (sections 7.1, 7.4 and 7.6) ------------------------------------------
+# Each breaks one rule and is otherwise valid: its secret is random (from a fixed seed) unless the secret is
+# the fault, its kid is valid unless the kid is the fault.
+
+
+def oct_entry(
+    vector_id: str, description: str, secret: bytes, alg: str = "HS256", **members: Any
+) -> dict[str, Any]:
+    jwk = {
+        "kty": "oct",
+        "alg": alg,
+        "use": "enc" if alg == "A256GCM" else "sig",
+        "kid": vector_id,
+        "k": b64(secret),
+    }
+    jwk.update(members)
+    return {
+        "id": vector_id,
+        "description": description,
+        "jwk": {k: v for k, v in jwk.items() if v is not ...},
+    }
+
+
+def invalid_oct_key_vectors() -> list[dict[str, Any]]:
+    """Weak oct secrets (section 7.1) and kids outside section 7.4, each refused when the key is loaded."""
+    out: list[dict[str, Any]] = []
+    weak: list[tuple[str, str, bytes]] = [
+        ("all-zero", "32 zero bytes", bytes(32)),
+        ("one-byte-repeated", "one byte (0x61) repeated 32 times", b"a" * 32),
+        ("pattern-of-3", "a pattern of 3 bytes repeated (period 3)", (b"k3y" * 11)[:32]),
+        ("pattern-of-8", "a pattern of 8 bytes repeated (period 8)", b"secret12" * 4),
+    ]
+    for alg, label, extra in (("HS256", "hs256", b""), ("A256GCM", "a256gcm", b"")):
+        for name, what, secret in weak:
+            out.append(
+                oct_entry(
+                    f"weak-secret-{label}-{name}",
+                    f"An {alg} secret of {what}: obviously not random, refused in every form (section 7.1).",
+                    secret + extra,
+                    alg,
+                )
+            )
+    out.append(
+        oct_entry(
+            "weak-secret-hs256-64-bytes-pattern-of-8",
+            "A 64-byte HS256 secret that is a pattern of 8 bytes repeated (section 7.1).",
+            b"\x00\x01\x02\x03\x04\x05\x06\x07" * 8,
+        )
+    )
+    good = seed("invalid key vectors: the secret of a key whose kid is the fault")
+    kids: list[tuple[str, str, Any]] = [
+        ("kid-empty", "an empty kid", ""),
+        ("kid-with-space", "a kid with a space (U+0020)", "key 1"),
+        ("kid-129-characters", "a kid of 129 characters", "k" * 129),
+        ("kid-non-ascii", "a kid with a character beyond U+007E (U+00E9)", "cl\u00e9"),
+        ("kid-control-character", "a kid with a tab (U+0009)", "key\t1"),
+        ("kid-del", "a kid with U+007F", "key\u007f"),
+        ("kid-number", "a kid that is a number", 7),
+        ("kid-null", "a kid member that is null (present, so explicit: not read as absent)", None),
+    ]
+    for vector_id, what, kid in kids:
+        out.append(
+            oct_entry(vector_id, f"An HS256 key with {what}: refused at load (section 7.4).", good, kid=kid)
+        )
+    out.append(
+        oct_entry(
+            "kid-with-space-a256gcm",
+            "An encryption key with a kid holding a space: refused at load (section 7.4).",
+            seed("invalid key vectors: an encryption key whose kid is the fault"),
+            "A256GCM",
+            kid="enc key",
+        )
+    )
+    eddsa = EDDSA.public_jwk()
+    out.append(
+        {
+            "id": "kid-empty-eddsa",
+            "description": "An Ed25519 public key with an empty kid: refused at load (section 7.4).",
+            "jwk": {**eddsa, "kid": ""},
+        }
+    )
+    return out
+
+
+def invalid_ring_vectors() -> list[dict[str, Any]]:
+    """Rings (a `jwks`, section 12.4) in which an encryption key holds another key's secret (section 7.6)."""
+    shared = seed("invalid key vectors: one secret in two keys")
+    other = seed("invalid key vectors: a secret of its own")
+
+    def key(alg: str, kid: Any, secret: bytes = shared) -> dict[str, Any]:
+        jwk: dict[str, Any] = {
+            "kty": "oct",
+            "alg": alg,
+            "use": "enc" if alg == "A256GCM" else "sig",
+            "k": b64(secret),
+        }
+        if kid is not None:
+            jwk["kid"] = kid
+        return jwk
+
+    rings: list[tuple[str, str, list[dict[str, Any]]]] = [
+        (
+            "shared-secret-a256gcm-then-hs256",
+            "One secret as an encryption key (kid enc) and as an HS256 key (kid sig): whoever holds the "
+            "HS256 secret reads every encrypted state.",
+            [key("A256GCM", "enc"), key("HS256", "sig")],
+        ),
+        (
+            "shared-secret-hs256-then-a256gcm",
+            "The same two keys in the other order.",
+            [key("HS256", "sig"), key("A256GCM", "enc")],
+        ),
+        (
+            "shared-secret-hs256-without-alg",
+            "An HS256 key without alg or use (an oct JWK without alg is HS256) holding the encryption key's "
+            "secret.",
+            [key("A256GCM", "enc"), {"kty": "oct", "kid": "sig", "k": b64(shared)}],
+        ),
+        (
+            "shared-secret-two-a256gcm",
+            "Two encryption keys (distinct kids) holding one secret.",
+            [key("A256GCM", "enc-1"), key("A256GCM", "enc-2")],
+        ),
+        (
+            "shared-secret-apart-in-the-ring",
+            "An HS256 key, a key of another secret, then an encryption key holding the first key's secret.",
+            [key("HS256", "sig"), key("HS256", "other", other), key("A256GCM", "enc")],
+        ),
+        (
+            "shared-secret-thumbprint-kids",
+            "One secret as an encryption key and an HS256 key, no kid: the two thumbprints are equal.",
+            [key("A256GCM", None), key("HS256", None)],
+        ),
+    ]
+    return [
+        {"id": vector_id, "description": description, "jwks": {"keys": keys}}
+        for vector_id, description, keys in rings
+    ]
+
+
+def all_invalid_key_vectors() -> list[dict[str, Any]]:
+    """invalid-keys.json: every entry is refused by the reference when loaded, or this script stops."""
+    out = invalid_key_vectors() + invalid_oct_key_vectors() + invalid_ring_vectors()
+    for entry in out:
+        try:
+            if "jwks" in entry:
+                Keyring.from_jwks(entry["jwks"])
+            else:
+                Key.from_jwk(entry["jwk"])
+        except ValueError:
+            continue
+        raise SystemExit(f"invalid key vector {entry['id']} loads")
+    return out
+
+
 def point_order_is_large(point: tuple[int, int]) -> bool:
     q = point
     for _ in range(3):
@@ -2438,7 +2637,7 @@ def documents() -> dict[str, Any]:
     }
     mark_keyless(tokens, VERIFIER)
     arguments = {"version": VERSION, "vectors": argument_vectors()}
-    invalid_keys = {"version": VERSION, "vectors": invalid_key_vectors()}
+    invalid_keys = {"version": VERSION, "vectors": all_invalid_key_vectors()}
     return {
         "keys.json": keys,
         "tokens.json": tokens,

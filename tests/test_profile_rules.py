@@ -7,6 +7,7 @@ import base64
 import hashlib
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ P = 2**255 - 19
 IDENTITY = (1).to_bytes(32, "little")
 ALL_ZERO = bytes(32)
 ORDER_2 = (P - 1).to_bytes(32, "little")
+VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 ORDER_8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
 
 
@@ -272,3 +274,141 @@ def test_the_environment_refuses_an_obviously_non_random_secret(secret: bytes, w
 def test_the_environment_accepts_a_random_secret_and_a_longer_pattern() -> None:
     Keyring.from_env(environ={"MRTR_STATE_KEYS": b64(os.urandom(32))})
     Keyring.from_env(environ={"MRTR_STATE_KEYS": b64(b"123456789" * 4)})  # period 9: not refused
+
+
+# --- 7.1: one weak-secret rule for every oct secret, in every form (issue 24, D5) -----------------
+
+
+def oct_jwk(secret: bytes, alg: str = "HS256", **members: object) -> dict[str, object]:
+    return {"kty": "oct", "alg": alg, "k": b64(secret), **members}
+
+
+@pytest.mark.parametrize("alg", ["HS256", "A256GCM"])
+@pytest.mark.parametrize(
+    ("secret", "what"),
+    [
+        (bytes(32), "one byte repeated"),
+        (b"\xa5" * 32, "one byte repeated"),
+        (b"abc" * 10 + b"ab", "a pattern of 3 bytes"),
+        (b"secret12" * 4, "a pattern of 8 bytes"),
+    ],
+    ids=["all-zero", "one-byte", "period-3", "period-8"],
+)
+def test_a_weak_oct_secret_is_refused_in_every_form(alg: str, secret: bytes, what: str) -> None:
+    forms = [
+        lambda: Key.from_jwk(oct_jwk(secret, alg)),
+        lambda: Key.from_jwk(json.dumps(oct_jwk(secret, alg, kid="explicit"))),
+        lambda: Keyring.from_jwks({"keys": [oct_jwk(secret, alg)]}),
+        lambda: Keyring.from_env(environ={"MRTR_STATE_KEYS": json.dumps({"keys": [oct_jwk(secret, alg)]})}),
+        lambda: Keyring.from_env(environ={"MRTR_STATE_KEYS": json.dumps(oct_jwk(secret, alg))}),
+    ]
+    if alg == "HS256":
+        forms.append(lambda: Key.from_secret(secret))
+    for load in forms:
+        with pytest.raises(KeyringError, match="keygen") as refused:
+            load()
+        assert what in str(refused.value)
+        assert b64(secret) not in str(refused.value)
+
+
+def test_a_longer_pattern_and_random_secrets_still_load_in_every_oct_form() -> None:
+    Key.from_jwk(oct_jwk(b"123456789" * 4))  # period 9: not refused
+    Key.from_jwk(oct_jwk(os.urandom(32), "A256GCM"))
+    for alg in ("HS256", "A256GCM"):
+        for _ in range(20):
+            Keyring.generate(alg)
+
+
+# --- 7.6 / 9.10: one secret never serves as an encryption key and another key (D4) -----------------
+
+
+def shared_secret_rings(secret: bytes) -> list[list[dict[str, object]]]:
+    enc = oct_jwk(secret, "A256GCM", use="enc", kid="enc")
+    sig = oct_jwk(secret, kid="sig")
+    return [
+        [enc, sig],
+        [sig, enc],
+        [enc, oct_jwk(secret, "A256GCM", kid="enc-2")],
+        [sig, oct_jwk(os.urandom(32), kid="other"), enc],
+    ]
+
+
+def test_a_ring_where_an_encryption_key_shares_its_secret_is_refused_whatever_the_kids() -> None:
+    secret = os.urandom(32)
+    for keys in shared_secret_rings(secret):
+        with pytest.raises(KeyringError, match="hold the same secret") as refused:
+            Keyring.from_jwks({"keys": keys})
+        assert b64(secret) not in str(refused.value)
+        with pytest.raises(KeyringError, match="hold the same secret"):
+            Keyring.from_env(environ={"MRTR_STATE_KEYS": json.dumps({"keys": keys})})
+        with pytest.raises(KeyringError, match="hold the same secret"):
+            Keyring([Key.from_jwk(jwk) for jwk in keys])
+
+
+def test_the_shared_secret_attack_of_issue_24_no_longer_loads() -> None:
+    # Whoever held the HS256 secret could decrypt every encrypted state of the ring.
+    k = b64(os.urandom(32))
+    with pytest.raises(KeyringError, match="hold the same secret"):
+        Keyring.from_jwks(
+            {
+                "keys": [
+                    {"kty": "oct", "alg": "A256GCM", "k": k, "kid": "enc"},
+                    {"kty": "oct", "k": k, "kid": "sig"},
+                ]
+            }
+        )
+
+
+def test_rotation_cannot_bring_a_shared_secret_into_a_ring() -> None:
+    secret = os.urandom(32)
+    ring = Keyring([Key.from_jwk(oct_jwk(secret, kid="sig"))])
+    with pytest.raises(KeyringError, match="hold the same secret"):
+        ring.rotated(Key.from_jwk(oct_jwk(secret, "A256GCM", kid="enc")))
+
+
+def test_keys_of_distinct_secrets_and_two_hs256_keys_of_one_secret_still_load() -> None:
+    secret = os.urandom(32)
+    Keyring.from_jwks({"keys": [oct_jwk(secret, "A256GCM", kid="enc"), oct_jwk(os.urandom(32), kid="sig")]})
+    # Not named by the rule: two HS256 kids for one secret serve one algorithm.
+    Keyring.from_jwks({"keys": [oct_jwk(secret, kid="a"), oct_jwk(secret, kid="b")]})
+
+
+# --- 7.4: an explicit kid is refused at load unless it is 1 to 128 printable ASCII (D3) -----------
+
+
+@pytest.mark.parametrize(
+    "kid",
+    ["", "has space", "x" * 129, "caf\u00e9", "tab\there", "nul\u0000", "del\u007f", 7, None, True, ["k"]],
+    ids=["empty", "space", "129", "non-ascii", "tab", "nul", "del", "number", "null", "bool", "array"],
+)
+@pytest.mark.parametrize("alg", ["HS256", "A256GCM", "EdDSA"])
+def test_an_explicit_kid_outside_the_rule_is_refused_at_load(kid: object, alg: str) -> None:
+    jwk = Key.generate(alg).private_jwk()
+    jwk["kid"] = kid  # type: ignore[assignment]
+    with pytest.raises(KeyringError, match="printable ASCII"):
+        Key.from_jwk(jwk)
+    with pytest.raises(KeyringError, match="printable ASCII"):
+        Keyring.from_jwks({"keys": [jwk]})
+
+
+@pytest.mark.parametrize("kid", ["a", "x" * 128, "!~", "key-2026-01:sig/1"])
+def test_an_explicit_kid_of_1_to_128_printable_ascii_loads(kid: str) -> None:
+    for alg in ("HS256", "A256GCM", "EdDSA"):
+        jwk = Key.generate(alg).private_jwk()
+        assert Key.from_jwk({**jwk, "kid": kid}).kid == kid
+
+
+# --- 5.1: a ring without an encryption key (issue 24, item 15) -------------------------------------
+
+
+def test_a_ring_without_an_encryption_key_refuses_an_encrypted_token_naming_its_signing_key_at_step_9() -> (
+    None
+):
+    vectors = json.loads((VECTORS / "encrypted.json").read_text(encoding="utf-8"))
+    keys = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))
+    vector = next(v for v in vectors["vectors"] if v["id"] == "encrypted-algorithm-mismatch-hs256-key")
+    signing_only = Keyring.from_jwks(keys["verifier_jwks"])  # no encryption key at all
+    sealer = StateSealer(signing_only, issuer=vectors["defaults"]["issuer"], clock=lambda: vector["now"])
+    with pytest.raises(InvalidRequestState) as refused:
+        sealer.open(vector["token"], user=vector["user"], tool=vector["tool"], arguments=vector["arguments"])
+    assert refused.value.reason == "algorithm_mismatch"

@@ -66,11 +66,31 @@ def test_each_argument_vector_canonicalizes_and_digests_as_written(case: dict[st
 
 
 @pytest.mark.parametrize("case", UNBINDABLE, ids=lambda c: c["id"])
-def test_arguments_with_an_integer_beyond_2_53_are_unbindable(case: dict[str, Any]) -> None:
+def test_arguments_with_an_integer_beyond_2_53_or_not_an_object_are_unbindable(case: dict[str, Any]) -> None:
     assert set(case) == {"id", "arguments", "unbindable"}
+    if not isinstance(case["arguments"], dict):  # present but not an object (profile 3.4, 8.2)
+        with pytest.raises(TypeError, match="must be a JSON object"):
+            arguments_digest(case["arguments"])
+        return
     with pytest.raises(ValueError, match="pass such ids") as error:
         arguments_digest(case["arguments"])
     assert "as strings" in str(error.value)
+
+
+def test_a_fraction_is_judged_by_the_double_nearest_it() -> None:
+    # Profile 3.4 (issue 24, D1): 9007199254740991.5 reads as the double 2**53, which is unbindable.
+    raw = (VECTORS / "arguments.json").read_text(encoding="utf-8")
+    assert '"id": 9007199254740991.5' in raw
+    assert json.loads("9007199254740991.5") == 2**53
+    with pytest.raises(ValueError, match="pass such ids"):
+        arguments_digest(json.loads('{"id": 9007199254740991.5}'))
+
+
+def test_every_kind_of_arguments_that_is_not_an_object_has_a_vector() -> None:
+    kinds = {
+        type(case["arguments"]).__name__ for case in UNBINDABLE if not isinstance(case["arguments"], dict)
+    }
+    assert kinds == {"NoneType", "list", "str", "int", "bool"}
 
 
 def test_the_unbindable_argument_vectors_cover_each_way_of_writing_a_large_integer() -> None:
@@ -81,10 +101,25 @@ def test_the_unbindable_argument_vectors_cover_each_way_of_writing_a_large_integ
 
 @pytest.mark.parametrize("vector", INVALID_KEYS["vectors"], ids=lambda v: v["id"])
 def test_each_invalid_key_vector_is_refused_at_load(vector: dict[str, Any]) -> None:
+    assert ("jwk" in vector) != ("jwks" in vector)
+    if "jwks" in vector:  # a ring whose keys each load alone (profile 12.4)
+        for jwk in vector["jwks"]["keys"]:
+            Key.from_jwk(jwk)
+        with pytest.raises(KeyringError):
+            Keyring.from_jwks(vector["jwks"])
+        return
     with pytest.raises(KeyringError):
         Key.from_jwk(vector["jwk"])
     with pytest.raises(KeyringError):
         Keyring.from_jwks({"keys": [KEYS["hs256"], vector["jwk"]]})
+
+
+def test_the_invalid_key_vectors_cover_weak_secrets_kids_and_shared_secrets() -> None:
+    ids = [v["id"] for v in INVALID_KEYS["vectors"]]
+    for prefix in ("weak-secret-hs256-", "weak-secret-a256gcm-", "kid-", "shared-secret-"):
+        assert any(i.startswith(prefix) for i in ids), prefix
+    assert "weak-secret-a256gcm-all-zero" in ids
+    assert "kid-null" in ids
 
 
 def test_the_invalid_key_vectors_cover_all_eight_small_order_points() -> None:
@@ -93,9 +128,10 @@ def test_the_invalid_key_vectors_cover_all_eight_small_order_points() -> None:
 
 
 def test_no_valid_key_vector_is_refused() -> None:
-    for name in ("hs256", "eddsa", "eddsa_public", "unknown"):
+    for name in ("hs256", "eddsa", "eddsa_public", "unknown", "a256gcm"):
         Key.from_jwk(KEYS[name])
     Keyring.from_jwks(KEYS["verifier_jwks"])
+    Keyring.from_jwks(KEYS["encrypted_verifier_jwks"])
 
 
 @pytest.mark.parametrize("case", BINDABLE, ids=lambda c: c["id"])

@@ -7,8 +7,8 @@ it is made, and computes the argument digest at most once, when it is first
 needed: a seal needs it, an open needs it only when the token carries a digest,
 and an MCP round that opens and then seals again uses the same one.
 
-Arguments that have no digest (unbindable: not I-JSON, or a number whose value is
-an integer beyond 2**53 - 1) are not an error when the binding is made: the
+Arguments that have no digest (unbindable: not an object, not I-JSON, or a number
+whose value is an integer beyond 2**53 - 1) are not an error when the binding is made: the
 problem is recorded, a seal raises it, and an open refuses with ``wrong_request``
 only if the token carries a digest (they match none).
 """
@@ -32,7 +32,11 @@ class Binding:
     Make it with :meth:`of` (the keywords of :meth:`~mrtr_state.StateSealer.seal`)
     or directly from a resolved target. ``arguments`` is the request's arguments
     object, or ``None`` for a request without a binding of its arguments (a
-    resource read has none). ``aud`` is the profile's target value.
+    resource read has none). Any other value (a list, a string, a number, a
+    boolean, or :data:`~mrtr_state.canonical.JSON_NULL` for arguments sent as
+    ``null``) is arguments that are present but not an object: unbindable
+    (profile, sections 3.4 and 8.2), so a seal refuses them and an open matches
+    them to no digest. ``aud`` is the profile's target value.
 
     Raises (when made):
         TypeError: ``user`` or the target name is not a string, or ``kind`` is
@@ -43,7 +47,7 @@ class Binding:
     user: str
     kind: TargetKind
     name: str
-    arguments: Mapping[str, Any] | None = None
+    arguments: Any = None
     aud: str = field(init=False)
     # (digest, exception type, message): computed once, on first use.
     _digest: tuple[str | None, type[Exception] | None, str] | None = field(

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from mrtr_state import _b64
 
-__all__ = ["UNBINDABLE_NUMBER", "arguments_digest", "canonicalize"]
+__all__ = ["JSON_NULL", "UNBINDABLE_NUMBER", "arguments_digest", "canonicalize"]
 
 #: Why arguments holding an integer beyond the safe range have no digest (profile, 3.4).
 UNBINDABLE_NUMBER: Final = (
@@ -31,6 +31,21 @@ UNBINDABLE_NUMBER: Final = (
     "writes numbers as IEEE 754 doubles, so neighbouring integers there share one digest and "
     "cannot be bound: pass such ids (64-bit ids, nanosecond timestamps) as strings"
 )
+
+
+class _JsonNull:
+    """The type of :data:`JSON_NULL`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "JSON_NULL"
+
+
+#: Arguments a request carries as JSON ``null``: present, not an object, so unbindable (profile,
+#: sections 3.4 and 8.2). Python's ``None`` cannot say it: to ``seal`` and ``open`` it means that
+#: no arguments are bound at all (a resource read), while only absent arguments are ``{}``.
+JSON_NULL: Final = _JsonNull()
 
 
 def canonicalize(value: Any) -> bytes:
@@ -61,15 +76,34 @@ def arguments_digest(arguments: Mapping[str, Any]) -> str:
     """Return the profile's argument digest: base64url(SHA-256(JCS(arguments))), unpadded.
 
     Raises:
-        TypeError: ``arguments`` is not a mapping of JSON values.
+        TypeError: ``arguments`` is not a mapping of JSON values: arguments that
+            are not an object (JSON ``null``, read as ``None`` or given as
+            :data:`JSON_NULL`, a list, a string, a number, a boolean) are
+            unbindable (profile, sections 3.4 and 8.2).
         ValueError: the arguments are unbindable (profile, section 3.4): a number
             whose value is an integer beyond +/-(2**53 - 1), however it is written
             (``2**60``, ``1e23``), a non-finite number, a lone surrogate, or
             nesting deeper than 256 levels. Pass large ids as strings.
     """
     if not isinstance(arguments, Mapping):
-        raise TypeError(f"arguments must be a JSON object (a mapping), not {type(arguments).__name__}")
+        # Profile 3.4 and 8.2: arguments present but not an object (null too) are unbindable.
+        raise TypeError(f"arguments must be a JSON object, not {_json_kind(arguments)}")
     return _b64.encode(hashlib.sha256(_canonical(arguments, bind=True)).digest())
+
+
+def _json_kind(value: object) -> str:
+    """What a non-object value is, in JSON's words (never the value itself)."""
+    if value is None or value is JSON_NULL:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return f"a {type(value).__name__}"
 
 
 # The C string escaper behind json.dumps(ensure_ascii=False): JCS escapes exactly

@@ -9,8 +9,11 @@ ordered set of keys: the first one signs, every one verifies, each is found by i
 The cryptography itself is PyJWT's ``HMACAlgorithm`` (HS256) and ``cryptography``'s
 Ed25519 key objects (EdDSA); this module adds the profile's rules on top: the
 algorithm is a property of the key (never of a token), HS256 secrets have at
-least 32 bytes, ``kid`` defaults to the RFC 7638 thumbprint, and no secret ever
-appears in a ``repr``, a message or a public JWKS.
+least 32 bytes, no ``oct`` secret is one byte or a short pattern repeated, an
+encryption key shares its secret with no other key of its ring, an explicit
+``kid`` is 1 to 128 printable ASCII characters (else the thumbprint of RFC 7638),
+and no secret ever appears in a ``repr``, a message or a public JWKS. Each rule is
+checked when a key or a ring is loaded, never when a token is checked.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -102,9 +106,19 @@ def _parse_json(text: str, what: str) -> Any:
 
 
 def _check_kid(kid: object) -> str:
+    """Profile 7.4: an explicit ``kid`` is 1 to 128 characters of U+0021..U+007E; others are refused."""
     if not isinstance(kid, str) or not _KID_PATTERN.fullmatch(kid):
         raise KeyringError("a kid must be 1 to 128 printable ASCII characters without spaces")
     return kid
+
+
+def _jwk_kid(jwk: Mapping[str, Any]) -> str | None:
+    """The JWK's explicit ``kid``, checked; ``None`` when the member is absent (the thumbprint is used).
+
+    A ``kid`` member that is present is explicit whatever its value: ``null``, a
+    number or an empty string is refused, never read as absent (profile, 7.4).
+    """
+    return _check_kid(jwk["kid"]) if "kid" in jwk else None
 
 
 class Key:
@@ -162,7 +176,7 @@ class Key:
 
     @classmethod
     def from_secret(cls, secret: bytes, *, kid: str | None = None) -> Key:
-        """Make an HS256 key from raw secret bytes (at least 32 of them)."""
+        """Make an HS256 key from raw secret bytes: at least 32, not one byte or a short pattern repeated."""
         if not isinstance(secret, (bytes, bytearray)):
             raise TypeError(f"an HS256 secret is bytes, not {type(secret).__name__}")
         return HS256Key._make(bytes(secret), kid)
@@ -191,7 +205,7 @@ class Key:
                 "a signing JWK must have use 'sig' (or no 'use' member); "
                 "an encryption JWK has alg 'A256GCM' and use 'enc'"
             )
-        kid = None if jwk.get("kid") is None else _check_kid(jwk.get("kid"))
+        kid = _jwk_kid(jwk)
         if kty == "oct":
             if jwk.get("alg", "HS256") != "HS256":
                 raise KeyringError("an 'oct' JWK must be for alg HS256 (or A256GCM for an encryption key)")
@@ -235,20 +249,36 @@ class Key:
         raise NotImplementedError
 
 
-class HS256Key(Key):
-    """An HS256 secret of at least 32 bytes (``kty: oct``)."""
+class _OctKey(Key):
+    """The one shape of every ``oct`` key (HS256 and A256GCM alike).
+
+    A secret ``k``, an RFC 7638 thumbprint over ``{"k", "kty"}``, never published,
+    and one weak-secret rule (profile, 7.1). :class:`HS256Key` and :class:`A256GCMKey`
+    differ only in what they do with the secret, the length they allow and the
+    JWK's ``alg`` and ``use``.
+    """
 
     __slots__ = ()
-    alg: ClassVar[Algorithm] = "HS256"
     _secret: bytes
+    #: The JWK ``use`` of this kind of key (``sig`` or ``enc``).
+    _use: ClassVar[str]
+    #: What the key is, in messages ("an HS256 secret", ...).
+    _what: ClassVar[str]
 
     @classmethod
-    def _make(cls, secret: bytes, kid: str | None) -> HS256Key:
-        if len(secret) < MIN_SECRET_BYTES:
-            raise KeyringError(
-                f"an HS256 secret must be at least {MIN_SECRET_BYTES} random bytes, "
-                f"this one has {len(secret)}; {_KEYGEN_ADVICE}"
-            )
+    def _length_problem(cls, length: int) -> str | None:
+        """Why a secret of ``length`` bytes cannot be this kind of key, or ``None``."""
+        raise NotImplementedError
+
+    @classmethod
+    def _make(cls, secret: bytes, kid: str | None) -> _OctKey:
+        problem = cls._length_problem(len(secret))
+        if problem is not None:
+            raise KeyringError(problem)
+        # Profile 7.1: one rule for every oct secret, whatever form it came in.
+        period = _repeat_period(secret)
+        if period is not None:
+            raise KeyringError(f"{cls._what} {_weak_secret(period)}, not random bytes; {_KEYGEN_ADVICE}")
         key = object.__new__(cls)
         object.__setattr__(key, "_secret", secret)
         object.__setattr__(key, "_kid", _check_kid(kid) if kid is not None else key.thumbprint())
@@ -256,20 +286,48 @@ class HS256Key(Key):
 
     @property
     def can_sign(self) -> bool:
-        """Always true: whoever holds an HS256 secret can both verify and mint."""
+        """Always true: whoever holds an ``oct`` secret can mint tokens (sign or encrypt)."""
         return True
 
     def thumbprint(self) -> str:
-        """The RFC 7638 thumbprint over ``{"k", "kty"}``."""
+        """The RFC 7638 thumbprint over ``{"k", "kty"}`` (profile, 7.4 and 7.6)."""
         return _thumbprint({"k": _b64.encode(self._secret), "kty": "oct"})
 
     def public_jwk(self) -> dict[str, str]:
-        """Refuse: an HS256 secret is never published."""
-        raise KeyringError(f"key {self._kid!r} is an HS256 secret, which has no public JWK")
+        """Refuse: a secret is never published (profile, 7.5)."""
+        raise KeyringError(f"key {self._kid!r} is {self._what}, which has no public JWK")
 
     def private_jwk(self) -> dict[str, str]:
-        """The ``oct`` JWK with the secret in ``k``."""
-        return {"kty": "oct", "alg": "HS256", "use": "sig", "kid": self._kid, "k": _b64.encode(self._secret)}
+        """The ``oct`` JWK with this key's ``alg`` and ``use`` and the secret in ``k``."""
+        return {
+            "kty": "oct",
+            "alg": self.alg,
+            "use": self._use,
+            "kid": self._kid,
+            "k": _b64.encode(self._secret),
+        }
+
+    def _same_secret(self, other: _OctKey) -> bool:
+        """Whether ``other`` holds the same secret bytes (compared in constant time)."""
+        return hmac.compare_digest(self._secret, other._secret)
+
+
+class HS256Key(_OctKey):
+    """An HS256 secret of at least 32 bytes (``kty: oct``)."""
+
+    __slots__ = ()
+    alg: ClassVar[Algorithm] = "HS256"
+    _use: ClassVar[str] = "sig"
+    _what: ClassVar[str] = "an HS256 secret"
+
+    @classmethod
+    def _length_problem(cls, length: int) -> str | None:
+        if length >= MIN_SECRET_BYTES:
+            return None
+        return (
+            f"an HS256 secret must be at least {MIN_SECRET_BYTES} random bytes, "
+            f"this one has {length}; {_KEYGEN_ADVICE}"
+        )
 
     def sign(self, message: bytes) -> bytes:
         """HMAC-SHA256 of ``message``."""
@@ -360,7 +418,7 @@ class EdDSAKey(Key):
         return True
 
 
-class A256GCMKey(Key):
+class A256GCMKey(_OctKey):
     """A 256-bit AES-GCM key for the encrypted form (``kty: oct``, ``alg: A256GCM``).
 
     It mints and opens tokens of the encrypted form (profile, section 3.6): a JWE
@@ -370,20 +428,24 @@ class A256GCMKey(Key):
 
     __slots__ = ("_aead",)
     alg: ClassVar[KeyAlgorithm] = "A256GCM"
-    _secret: bytes
+    _use: ClassVar[str] = "enc"
+    _what: ClassVar[str] = "an A256GCM encryption key"
     _aead: AESGCM
 
     @classmethod
+    def _length_problem(cls, length: int) -> str | None:
+        if length == ENCRYPTION_KEY_BYTES:
+            return None
+        return (
+            f"an A256GCM key must be exactly {ENCRYPTION_KEY_BYTES} random bytes, this one has "
+            f"{length}; make one with `mrtr-state keygen --alg A256GCM`"
+        )
+
+    @classmethod
     def _make(cls, secret: bytes, kid: str | None) -> A256GCMKey:
-        if len(secret) != ENCRYPTION_KEY_BYTES:
-            raise KeyringError(
-                f"an A256GCM key must be exactly {ENCRYPTION_KEY_BYTES} random bytes, this one has "
-                f"{len(secret)}; make one with `mrtr-state keygen --alg A256GCM`"
-            )
-        key = object.__new__(cls)
-        object.__setattr__(key, "_secret", secret)
+        key = super()._make(secret, kid)
+        assert isinstance(key, A256GCMKey)  # noqa: S101  (cls is A256GCMKey)
         object.__setattr__(key, "_aead", AESGCM(secret))
-        object.__setattr__(key, "_kid", _check_kid(kid) if kid is not None else key.thumbprint())
         return key
 
     @classmethod
@@ -391,31 +453,7 @@ class A256GCMKey(Key):
         """Load ``{"kty": "oct", "alg": "A256GCM", "use": "enc", "k": ..., "kid": ...}``."""
         if jwk.get("use", "enc") != "enc":
             raise KeyringError("an A256GCM JWK must have use 'enc' (or no 'use' member)")
-        kid = None if jwk.get("kid") is None else _check_kid(jwk.get("kid"))
-        return cls._make(_member_bytes(jwk, "k"), kid)
-
-    @property
-    def can_sign(self) -> bool:
-        """Always true: whoever holds an encryption key can mint (encrypt) tokens."""
-        return True
-
-    def thumbprint(self) -> str:
-        """The RFC 7638 thumbprint over ``{"k", "kty"}``, as for an HS256 secret."""
-        return _thumbprint({"k": _b64.encode(self._secret), "kty": "oct"})
-
-    def public_jwk(self) -> dict[str, str]:
-        """Refuse: an encryption key is never published."""
-        raise KeyringError(f"key {self._kid!r} is an A256GCM encryption key, which has no public JWK")
-
-    def private_jwk(self) -> dict[str, str]:
-        """The ``oct`` JWK with ``alg: A256GCM``, ``use: enc`` and the key in ``k``."""
-        return {
-            "kty": "oct",
-            "alg": "A256GCM",
-            "use": "enc",
-            "kid": self._kid,
-            "k": _b64.encode(self._secret),
-        }
+        return cls._make(_member_bytes(jwk, "k"), _jwk_kid(jwk))
 
     def sign(self, message: bytes) -> bytes:
         """Refuse: an encryption key never signs a JWS (profile, section 9.10)."""
@@ -447,6 +485,26 @@ def _member_bytes(jwk: Mapping[str, Any], name: str) -> bytes:
         raise KeyringError(f"a JWK's {name!r} member is not canonical unpadded base64url") from None
 
 
+def _check_secrets_apart(keys: tuple[Key, ...]) -> None:
+    """Profile 7.6 and 9.10: an encryption key holds a secret no other key of the ring holds.
+
+    Whatever the kids: the thumbprint catches two keys of one secret only when
+    both ids are thumbprints. Two HS256 keys of one secret are left alone (they
+    serve one algorithm; the profile does not forbid them).
+    """
+    octs = [key for key in keys if isinstance(key, _OctKey)]
+    for index, key in enumerate(octs):
+        for other in octs[index + 1 :]:
+            if (key.alg == ENCRYPTION_ALGORITHM or other.alg == ENCRYPTION_ALGORITHM) and key._same_secret(
+                other
+            ):
+                raise KeyringError(
+                    f"the keys {key.kid!r} and {other.kid!r} hold the same secret; an encryption key "
+                    "must hold a secret of its own, never one that also signs or encrypts under "
+                    "another kid (profile, 7.6): generate one with `mrtr-state keygen --alg A256GCM`"
+                )
+
+
 class Keyring:
     """An ordered, immutable set of keys: the first signs, every key verifies.
 
@@ -472,6 +530,7 @@ class Keyring:
             if key.kid in by_kid:
                 raise KeyringError(f"two keys in the ring have the kid {key.kid!r}")
             by_kid[key.kid] = key
+        _check_secrets_apart(keys)
         object.__setattr__(self, "_keys", keys)
         object.__setattr__(self, "_by_kid", by_kid)
 
@@ -539,7 +598,8 @@ class Keyring:
         The value is a JWKS or a single JWK as JSON, or one HS256 secret written in
         base64 or base64url (padding optional) that decodes to at least 32 bytes.
         A secret that is one byte, or a pattern of at most 8 bytes, repeated is
-        refused as obviously not random (profile, section 7.1). An A256GCM
+        refused as obviously not random (profile, section 7.1), as it is in every
+        other form of an ``oct`` key. An A256GCM
         encryption key comes as a JWK or in a JWKS (``"alg": "A256GCM"``); a bare
         secret is always an HS256 key.
         """
@@ -563,11 +623,10 @@ class Keyring:
                 f"at least {MIN_SECRET_BYTES} random bytes: {_KEYGEN_ADVICE}"
             )
         period = _repeat_period(secret)
-        if period is not None:
+        if period is not None:  # the rule every oct key applies, said with the variable's name
             raise KeyringError(
-                f"the environment variable {name} holds a secret that is "
-                + ("one byte repeated" if period == 1 else f"a pattern of {period} bytes repeated")
-                + f", not random bytes; {_KEYGEN_ADVICE}"
+                f"the environment variable {name} holds a secret that {_weak_secret(period)}, "
+                f"not random bytes; {_KEYGEN_ADVICE}"
             )
         return cls([Key.from_secret(secret)])
 
@@ -593,8 +652,13 @@ class Keyring:
         return Keyring(key for key in self._keys if key.kid != kid)
 
 
-#: The longest repeated pattern the environment's secret form refuses (profile, 7.1).
+#: The longest repeated pattern refused in any ``oct`` secret (profile, 7.1).
 _MAX_REFUSED_PERIOD: Final = 8
+
+
+def _weak_secret(period: int) -> str:
+    """The words for a secret of a short repeated pattern: never the secret itself."""
+    return "is one byte repeated" if period == 1 else f"is a pattern of {period} bytes repeated"
 
 
 def _repeat_period(secret: bytes) -> int | None:

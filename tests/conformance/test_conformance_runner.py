@@ -79,6 +79,101 @@ def test_an_implementation_that_stops_answering_fails_the_cases_it_left() -> Non
     assert "class reached: none" in run.stdout
 
 
+def test_a_crashed_implementation_is_reported_once_with_its_exit_status_and_stderr() -> None:
+    # Issue 24, item 11: one sentence, not one "got no answer" per case spread over many rules.
+    run = conformance("--mutations", "50", "--seed", "1", "--", *DOUBLE, "die-after", "5")
+    assert run.returncode == 1
+    assert run.stdout.count("got no answer") == 1
+    assert "the process exited with status 3 after answering 5 of " in run.stdout
+    assert "  | broken_verifier: giving up after 5 requests" in run.stdout
+    rules = [line for line in run.stdout.splitlines() if line.startswith("failed rule:")]
+    assert len(rules) == 1
+    assert rules[0].startswith("failed rule: no answer (")
+
+
+def test_an_implementation_that_hangs_is_stopped_at_the_timeout_and_reported_once() -> None:
+    run = conformance("--mutations", "0", "--timeout", "4", "--", *DOUBLE, "hang-after", "3")
+    assert run.returncode == 1
+    assert run.stdout.count("got no answer") == 1
+    assert "it ran past the timeout of 4 s and was stopped after answering 3 of " in run.stdout
+    assert "  | broken_verifier: giving up after 3 requests" in run.stdout
+
+
+def test_a_verifier_that_refuses_every_key_fails_strict_and_is_told_why() -> None:
+    # Issue 24, item 10: refusing every key used to pass every "refuses a key at load" case.
+    run = conformance("--mutations", "0", "--", *DOUBLE, "refuse-every-key")
+    assert run.returncode == 1
+    assert "FAIL keys/hs256: expected loaded, got refused at load" in run.stdout
+    assert "the implementation refused every valid key of keys.json" in run.stdout
+    assert "failed rule: loads a valid key (7 cases)" in run.stdout
+    assert "class reached: baseline" in run.stdout
+
+
+def test_a_verifier_that_loads_a_ring_key_by_key_misses_the_shared_secret_rule() -> None:
+    run = conformance("--mutations", "0", "--", *DOUBLE, "load-rings-key-by-key")
+    assert run.returncode == 1
+    assert (
+        "FAIL invalid-keys/shared-secret-a256gcm-then-hs256: expected refused at load, got loaded"
+        in run.stdout
+    )
+    assert "failed rule: refuses a key at load (6 cases)" in run.stdout
+    assert "refused every valid key" not in run.stdout
+
+
+def test_a_verifier_that_reads_null_arguments_as_empty_fails_and_the_rules_are_named() -> None:
+    # Issue 24, D2: "arguments": null is present and not an object, so unbindable.
+    run = conformance("--mutations", "0", "--", *DOUBLE, "null-arguments-are-empty")
+    assert run.returncode == 1
+    assert (
+        "FAIL tokens/wrong-request-arguments-null: expected refused: wrong_request, got valid" in run.stdout
+    )
+    assert "FAIL arguments/not-an-object-null: expected unbindable, got digest" in run.stdout
+    assert "failed rule: wrong_request (1 cases)" in run.stdout
+    assert "failed rule: unbindable arguments (1 cases)" in run.stdout
+
+
+def test_a_verifier_that_judges_numbers_by_the_exact_decimal_fails() -> None:
+    # Issue 24, D1: 9007199254740991.5 is the double 2**53, so unbindable.
+    run = conformance("--mutations", "0", "--", *DOUBLE, "exact-decimal")
+    assert run.returncode == 1
+    assert "FAIL arguments/fraction-rounds-to-2-53: expected unbindable, got digest" in run.stdout
+    assert "failed rule: unbindable arguments (1 cases)" in run.stdout
+
+
+def test_a_report_row_replays_its_case_and_one_case_runs_alone(tmp_path: Path) -> None:
+    # Issue 24, item 12: a failing row holds the token, the request and the ring, and how to re-run it.
+    report = tmp_path / "report.jsonl"
+    run = conformance(
+        "--mutations", "20", "--seed", "4", "--report", str(report), "--", *DOUBLE, "swap-reasons"
+    )
+    assert run.returncode == 1
+    rows = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
+    failing = [row for row in rows if not row["strict"]]
+    assert failing
+    row = next(row for row in failing if row["id"] == "tokens/wrong-user")
+    assert row["request"]["op"] == "verify"
+    assert row["request"]["token"].count(".") == 2
+    assert row["request"]["keys"] == "keys.json#verifier_jwks"
+    assert row["request"]["user"] != "alice"
+    assert row["answer"] == {"valid": False, "reason": "wrong_tool"}
+    assert "--case tokens/wrong-user" in row["rerun"]
+    assert "--seed 4 --mutations 20" in row["rerun"]
+    loads = next(row for row in rows if row["id"] == "keys/a256gcm")
+    assert loads["request"] == {"op": "load_key", "jwk": "keys.json#a256gcm"}
+    again = conformance(
+        "--mutations", "20", "--seed", "4", "--case", "tokens/wrong-user", "--", *DOUBLE, "swap-reasons"
+    )
+    assert again.returncode == 1
+    assert "FAIL tokens/wrong-user: expected refused: wrong_user, got refused: wrong_tool" in again.stdout
+    assert again.stdout.rstrip().endswith("0 passed, 1 failed")
+    mutation = next(row["id"] for row in rows if row["id"].startswith("mutation/"))
+    one = conformance("--mutations", "20", "--seed", "4", "--case", mutation, "--", *DOUBLE, "swap-reasons")
+    assert one.stdout.rstrip().endswith("1 passed, 0 failed") or "FAIL " + mutation in one.stdout
+    unknown = conformance("--case", "tokens/no-such-case", "--", *DOUBLE, "swap-reasons")
+    assert unknown.returncode == 2
+    assert "no case 'tokens/no-such-case'" in unknown.stderr
+
+
 def test_a_command_that_cannot_start_is_bad_input_in_one_line() -> None:
     run = conformance("--", "/nonexistent/verifier")
     assert run.returncode == 2
@@ -183,6 +278,27 @@ def test_serve_answers_an_unforeseen_failure_with_an_error_naming_no_secret(
     assert "sk-do-not-show" not in line
 
 
+def test_serve_answers_a_verify_whose_ring_does_not_load_with_an_error_and_an_absent_digest_as_empty() -> (
+    None
+):
+    shared = KEYS["a256gcm"]["k"]
+    ring = {"keys": [KEYS["a256gcm"], {"kty": "oct", "k": shared, "kid": "sig"}]}
+    request = {"op": "verify", "keys": ring, "token": "x", "issuer": "i", "user": "u", "tool": "t", "now": 1}
+    lines = json.dumps({"id": "a", **request}) + "\n" + '{"id": "b", "op": "digest"}\n'
+    run = subprocess.run(
+        [sys.executable, "-m", "mrtr_state", "conformance", "--serve"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    refused, digest = (json.loads(line) for line in run.stdout.splitlines())
+    assert set(refused) == {"id", "error"}
+    assert "ring does not load" in refused["error"]
+    assert shared not in refused["error"]
+    assert digest == {"id": "b", "digest": "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"}
+
+
 def test_mutations_are_reproducible_from_their_seed() -> None:
     cases = load_cases(VECTORS)
     first = mutate(cases, KEYS, count=50, seed=9)
@@ -206,6 +322,12 @@ def test_only_keyless_refusals_bind_the_baseline_class() -> None:
     report = judge([keyless, keyed, reencoded], [{"valid": False, "reason": "x"}, accepted, accepted])
     assert report.reached == "baseline"
     assert judge([keyless], [accepted]).reached == "none"
+
+
+def test_an_error_answer_is_reported_with_its_words_not_as_a_digest() -> None:
+    case = Case("c", {"op": "verify"}, {"valid": True, "state": 1})
+    result = judge([case], [{"error": '"arguments" must be a JSON object'}]).results[0]
+    assert result.got == 'error: "arguments" must be a JSON object'
 
 
 def test_states_compare_as_json_values() -> None:

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult
 
+from mrtr_state import InvalidRequestState, Keyring, StateSealer
+from mrtr_state.canonical import JSON_NULL
 from mrtr_state.mcp import Retry, input_required
 from mrtr_state.mcp.plaintext import claim_of, text_of
 from mrtr_state.mcp.request import target_of
@@ -17,12 +19,18 @@ from mrtr_state.mcp.request import target_of
     [
         ("tools/call", {"name": "deploy", "arguments": {"env": "prod"}}, {"tool": "deploy"}, {"env": "prod"}),
         ("tools/call", {"name": "deploy"}, {"tool": "deploy"}, {}),
-        ("tools/call", {"name": "deploy", "arguments": None}, {"tool": "deploy"}, {}),
+        ("tools/call", {"name": "deploy", "arguments": None}, {"tool": "deploy"}, JSON_NULL),
+        (
+            "tools/call",
+            {"name": "x", "arguments": ["not", "an", "object"]},
+            {"tool": "x"},
+            ["not", "an", "object"],
+        ),
         ("prompts/get", {"name": "summary", "arguments": {"t": "q3"}}, {"prompt": "summary"}, {"t": "q3"}),
         ("resources/read", {"uri": "notes://a"}, {"resource": "notes://a"}, None),
     ],
 )
-def test_a_request_binds_its_target_and_its_arguments_absent_meaning_empty(
+def test_a_request_binds_its_target_and_its_arguments_only_absent_meaning_empty(
     method: str, params: dict[str, Any], binding: dict[str, str], arguments: Any
 ) -> None:
     target = target_of(method, params)
@@ -36,13 +44,33 @@ def test_a_request_binds_its_target_and_its_arguments_absent_meaning_empty(
         ("tools/call", {}),
         ("tools/call", {"name": ""}),
         ("tools/call", {"name": 7}),
-        ("tools/call", {"name": "x", "arguments": ["not", "an", "object"]}),
         ("resources/read", {"uri": None}),
     ],
 )
 def test_a_request_without_a_bindable_target_is_refused(method: str, params: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=method):
         target_of(method, params)
+
+
+@pytest.mark.parametrize("arguments", [None, ["env", "prod"], "env=prod", 7, True, []])
+def test_arguments_that_are_not_an_object_are_unbindable_never_empty(arguments: Any) -> None:
+    # Profile 3.4 and 8.2 (issue 24, D2): only absent arguments are {}.
+    sealer = StateSealer(Keyring.generate("HS256"), issuer="https://x.example")
+    binding = target_of("tools/call", {"name": "deploy", "arguments": arguments}).bound_to("alice")
+    assert binding.digest_or_none is None
+    assert binding.problem is not None
+    assert "must be a JSON object" in binding.problem
+    with pytest.raises(TypeError, match="must be a JSON object"):
+        sealer.seal_bound({"step": 1}, binding)
+    bound_to_empty = sealer.seal({"step": 1}, user="alice", tool="deploy", arguments={})
+    with pytest.raises(InvalidRequestState) as refused:
+        sealer.open_bound(bound_to_empty, binding)
+    assert refused.value.reason == "wrong_request"
+    unbound = sealer.seal({"step": 1}, user="alice", tool="deploy")
+    with pytest.raises(InvalidRequestState) as required:
+        sealer.open_bound(unbound, binding, require_arguments=True)
+    assert required.value.reason == "wrong_request"
+    assert sealer.open_bound(unbound, binding) == {"step": 1}  # an unbound token binds nothing
 
 
 @pytest.mark.parametrize(

@@ -67,14 +67,19 @@ func bindable(value any) bool {
 	return true
 }
 
+// digest is args_sha256 of the arguments: absent arguments are {}; arguments that are present but not an
+// object ("arguments": null included) are unbindable (profile 3.4 and 8.2).
 func digest(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	decoder := json.NewDecoder(bytes.NewReader(raw))
 	decoder.UseNumber()
 	var value any
 	if decoder.Decode(&value) != nil || !bindable(value) {
+		return "", false
+	}
+	if _, object := value.(map[string]any); !object {
 		return "", false
 	}
 	text, err := jcs.Transform(raw)

@@ -8,7 +8,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"io"
 )
 
@@ -66,7 +65,7 @@ func answer(line []byte) map[string]any {
 	case "digest":
 		arguments, err := argumentsObject(request["arguments"])
 		if err == nil && arguments == nil {
-			err = errors.New(`"arguments" is required`)
+			arguments = []byte("{}") // absent arguments are {} (profile 8.2); null is not
 		}
 		if err != nil {
 			reply["error"] = err.Error()
@@ -75,8 +74,13 @@ func answer(line []byte) map[string]any {
 		} else {
 			reply["digest"] = argumentsDigest(arguments)
 		}
-	case "load_key":
-		_, err := parseJWK(request["jwk"])
+	case "load_key": // one key ("jwk"), or a ring ("jwks"), whose keys must also keep their secrets apart
+		var err error
+		if jwks, ring := request["jwks"]; ring {
+			_, err = parseJWKS(jwks)
+		} else {
+			_, err = parseJWK(request["jwk"])
+		}
 		reply["loaded"] = err == nil
 	default:
 		reply["unsupported"] = true

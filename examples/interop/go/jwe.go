@@ -42,7 +42,7 @@ func encryptionKey(secret []byte) (*key, error) {
 	if len(secret) != encryptionKeyBytes {
 		return nil, fmt.Errorf("an A256GCM key must be exactly %d bytes", encryptionKeyBytes)
 	}
-	return &key{alg: encryptionAlg, verify: secret, sign: secret}, nil
+	return &key{alg: encryptionAlg, verify: secret, sign: secret, secret: secret}, nil
 }
 
 // verifyEncrypted applies the encrypted form's steps 2 to 10 to the five segments

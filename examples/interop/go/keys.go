@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,21 @@ type key struct {
 	method jwt.SigningMethod // jwt.SigningMethodHS256 or jwt.SigningMethodEdDSA; nil for A256GCM
 	verify any               // []byte (HS256 secret) or ed25519.PublicKey
 	sign   any               // []byte or ed25519.PrivateKey; nil for a public key
+	secret []byte            // the secret of an "oct" key (HS256 or A256GCM); nil for Ed25519
+}
+
+// maxRefusedPeriod is the longest repeated pattern refused in an "oct" secret (profile 7.1).
+const maxRefusedPeriod = 8
+
+// repeatPeriod is the period (1 to 8) of a secret that is one byte or a short
+// pattern repeated, or 0: one rule for every "oct" secret, HS256 and A256GCM alike.
+func repeatPeriod(secret []byte) int {
+	for period := 1; period <= maxRefusedPeriod && period < len(secret); period++ {
+		if bytes.Equal(secret[period:], secret[:len(secret)-period]) {
+			return period
+		}
+	}
+	return 0
 }
 
 // ring is a verifier's key ring: every key verifies, looked up by kid.
@@ -103,6 +119,9 @@ func parseJWK(raw json.RawMessage) (*key, error) {
 			return nil, err
 		}
 		thumbprintInput = `{"k":"` + k64 + `","kty":"oct"}`
+		if period := repeatPeriod(secret); period > 0 {
+			return nil, fmt.Errorf("an \"oct\" secret that is a pattern of %d bytes repeated is not random (profile 7.1)", period)
+		}
 		if alg == encryptionAlg {
 			if k, err = encryptionKey(secret); err != nil {
 				return nil, err
@@ -112,7 +131,7 @@ func parseJWK(raw json.RawMessage) (*key, error) {
 		if len(secret) < minSecretBytes {
 			return nil, fmt.Errorf("an HS256 secret must be at least %d bytes", minSecretBytes)
 		}
-		k = &key{alg: "HS256", method: jwt.SigningMethodHS256, verify: secret, sign: secret}
+		k = &key{alg: "HS256", method: jwt.SigningMethodHS256, verify: secret, sign: secret, secret: secret}
 	case "OKP":
 		if crv, err := text("crv", ""); err != nil || crv != "Ed25519" {
 			return nil, errors.New("an \"OKP\" JWK must be on curve Ed25519")
@@ -169,6 +188,7 @@ func parseJWKS(raw json.RawMessage) (ring, error) {
 		return nil, errors.New(`a JWKS must be a JSON object with a non-empty "keys" array`)
 	}
 	keys := ring{}
+	var secrets []*key
 	for _, raw := range jwks.Keys {
 		k, err := parseJWK(raw)
 		if err != nil {
@@ -176,6 +196,16 @@ func parseJWKS(raw json.RawMessage) (ring, error) {
 		}
 		if keys[k.kid] != nil {
 			return nil, errors.New("two keys in the JWKS have the same kid")
+		}
+		// Profile 7.6 and 9.10: an encryption key holds a secret no other key
+		// holds, whatever the kids.
+		for _, other := range secrets {
+			if (k.alg == encryptionAlg || other.alg == encryptionAlg) && subtle.ConstantTimeCompare(k.secret, other.secret) == 1 {
+				return nil, errors.New("two keys of the JWKS hold the same secret, one of them an encryption key")
+			}
+		}
+		if k.secret != nil {
+			secrets = append(secrets, k)
 		}
 		keys[k.kid] = k
 	}

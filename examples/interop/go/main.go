@@ -214,14 +214,16 @@ func mintJob(raw json.RawMessage) (map[string]string, error) {
 	return map[string]string{"token": token}, nil
 }
 
-// argumentsObject returns the job's arguments as JSON text, nil when absent; they
-// must be a JSON object.
+// argumentsObject returns the job's arguments as JSON text, nil when absent. Any
+// JSON value is taken: arguments that are present but not an object (null, an
+// array, a string, a number, a boolean) are unbindable (profile, sections 3.4 and
+// 8.2), which canonicalArguments decides, never "{}".
 func argumentsObject(raw json.RawMessage) ([]byte, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, errors.New(`"arguments" must be a JSON object`)
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, errors.New(`"arguments" must be a JSON value`)
 	}
 	return raw, nil
 }

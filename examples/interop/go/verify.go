@@ -305,12 +305,16 @@ func argumentsDigest(arguments []byte) string {
 }
 
 // canonicalArguments is JCS(arguments), or an error when the arguments are
-// unbindable (section 3.4): a number whose value is an integer beyond
+// unbindable (section 3.4): not a JSON object, a number whose value is an integer beyond
 // +/-(2^53 - 1), however it is written (every double of magnitude 2^53 or more is
 // an integer, and every such literal reads as one), a number beyond a double, or
 // what RFC 8785 cannot canonicalize (a lone surrogate). An underflow such as
 // 1e-400 reads as 0, as strconv.ParseFloat and gowebpki/jcs read it.
 func canonicalArguments(arguments []byte) ([]byte, error) {
+	// Profile 3.4 and 8.2: only an object is bindable; "arguments": null is not {}.
+	if trimmed := bytes.TrimSpace(arguments); len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, errors.New("the arguments are not a JSON object")
+	}
 	dec := json.NewDecoder(bytes.NewReader(arguments))
 	dec.UseNumber()
 	for {

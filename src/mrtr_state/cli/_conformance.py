@@ -3,7 +3,7 @@
 The implementation is any program that speaks the JSON-lines protocol below; the
 runner sends it every vector of ``spec/vectors/`` and generated mutations of the
 valid tokens, compares every answer with the reference, and names the conformance
-class reached (profile, section 12.5). ``--serve`` speaks the protocol itself, with
+class reached (profile, section 12.6). ``--serve`` speaks the protocol itself, with
 this library as the implementation: the reference, and a template to copy.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from mrtr_state.conformance import (
     mutate,
     run_cases,
 )
+from mrtr_state.conformance.cases import to_json
 
 __all__ = ["PROTOCOL", "register", "serve"]
 
@@ -50,14 +52,15 @@ protocol (JSON lines; UTF-8; one JSON object per line):
       profile's defaults; "require_arguments" absent means false)
   {"id": "1", "op": "digest", "arguments": {...}}
       -> {"id": "1", "digest": "<args_sha256>"} or {"id": "1", "unbindable": true}
-  {"id": "2", "op": "load_key", "jwk": {...}}
+  {"id": "2", "op": "load_key", "jwk": {...}}    (or "jwks": {"keys": [...]}, a ring)
       -> {"id": "2", "loaded": true} or {"id": "2", "loaded": false}
+      (the valid keys and rings of keys.json must load; every invalid one must not)
   An operation the implementation does not offer:
       -> {"id": "...", "unsupported": true}
 
 classes:
   strict    every answer is the reference answer (verdict, reason code, state,
-            digest, key refusal) for every vector and mutation
+            digest, key refusal, key load) for every vector and mutation
   baseline  every valid token is accepted with its state, and every token a party
             without any key could produce is refused, with any reason code
             (re-encodings of valid tokens are exempt)
@@ -73,6 +76,7 @@ examples:
   mrtr-state conformance --class baseline -- go run ./examples/baseline/go
   mrtr-state conformance --mutations 200000 --seed 7 -- ./my-verifier   # a long differential run
   mrtr-state conformance --serve                                        # the reference implementation
+  mrtr-state conformance --seed 7 --case tokens/expired -- ./my-verifier  # re-run one case of a report
 """
 
 
@@ -125,7 +129,19 @@ def register(commands: argparse._SubParsersAction[Parser]) -> None:
         "--timeout", type=float, default=300.0, metavar="SECONDS", help="for the whole run (default 300)"
     )
     command.add_argument(
-        "--report", metavar="FILE", type=Path, help="write every case's result as JSON lines"
+        "--report",
+        metavar="FILE",
+        type=Path,
+        help="write every case's result as JSON lines, with what replays it: the request (its ring named "
+        "by its member of keys.json), the answer, and the command that re-runs the case alone",
+    )
+    command.add_argument(
+        "--case",
+        dest="only",
+        action="append",
+        metavar="ID",
+        help="run only the case with this id (repeat for more); a mutation's id holds with the same --seed "
+        "and --mutations",
     )
     command.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     command.add_argument(
@@ -149,16 +165,30 @@ def _conformance(args: argparse.Namespace) -> int:
     forms = set(args.forms or ("signed", "encrypted"))
     cases = [case for case in _cases(args.vectors) if case.form is None or case.form in forms]
     seed = random.SystemRandom().randrange(2**31) if args.seed is None else args.seed
-    cases += mutate(cases, _keys(args.vectors), count=args.mutations, seed=seed)
+    keys = _keys(args.vectors)
+    cases += mutate(cases, keys, count=args.mutations, seed=seed)
+    if args.only:
+        cases = _only(cases, args.only)
     try:
-        answers = run_cases(command, cases, timeout=args.timeout)
+        run = run_cases(command, cases, timeout=args.timeout)
     except ImplementationError as exc:
         raise CliError(str(exc)) from None
-    report = judge(cases, answers)
+    report = judge(cases, run.answers)
     if args.report is not None:
-        _write_report(args.report, report)
-    _print(report, seed=seed, quiet=args.quiet)
+        _write_report(args.report, report, _Replay(keys, command, args, seed))
+    _print(report, seed=seed, quiet=args.quiet, stopped=run.stopped, answered=run.answered)
     return 0 if report.meets(args.wanted) else 1
+
+
+def _only(cases: list[Case], wanted: list[str]) -> list[Case]:
+    by_id = {case.id: case for case in cases}
+    unknown = [name for name in wanted if name not in by_id]
+    if unknown:
+        raise CliError(
+            f"no case {unknown[0]!r} in this run (a mutation's id needs the same --seed and --mutations; "
+            "--report FILE lists every id)"
+        )
+    return [by_id[name] for name in dict.fromkeys(wanted)]
 
 
 def _cases(directory: Path) -> list[Case]:
@@ -175,8 +205,10 @@ def _keys(directory: Path) -> dict[str, Any]:
     return keys
 
 
-def _print(report: Report, *, seed: int, quiet: bool) -> None:
-    for result in report.results:
+def _print(report: Report, *, seed: int, quiet: bool, stopped: str | None, answered: int) -> None:
+    for index, result in enumerate(report.results):
+        if stopped is not None and index >= answered:
+            break  # said once below, not once per case
         vector = result.case.origin == "vector"
         if result.strict and (quiet or not vector):
             continue
@@ -187,6 +219,14 @@ def _print(report: Report, *, seed: int, quiet: bool) -> None:
             if result.baseline is False:
                 line += " (breaks the baseline class)"
         print(line)
+    if stopped is not None:
+        unanswered = len(report.results) - answered
+        print(f"FAIL the implementation stopped answering: {unanswered} cases got no answer: {stopped}")
+    if report.refused_every_valid_key:
+        print(
+            "FAIL the implementation refused every valid key of keys.json: a verifier must load them "
+            "(profile, section 7); one that refuses every key passes no invalid-key case on its merits"
+        )
     failed = len(report.failures)
     print(f"mutation seed: {seed}")
     for rule, count in sorted(report.failed_rules().items()):
@@ -195,18 +235,54 @@ def _print(report: Report, *, seed: int, quiet: bool) -> None:
     print(f"{len(report.results) - failed} passed, {failed} failed")
 
 
-def _write_report(path: Path, report: Report) -> None:
+class _Replay:
+    """What a report row needs to replay its case: the ring's name, and the command for one case."""
+
+    def __init__(self, keys: dict[str, Any], command: list[str], args: argparse.Namespace, seed: int) -> None:
+        self._members = {
+            _canonical_json(value): name for name, value in keys.items() if isinstance(value, dict)
+        }
+        options = ["--vectors", str(args.vectors), "--seed", str(seed), "--mutations", str(args.mutations)]
+        options += [option for form in (args.forms or ()) for option in ("--form", form)]
+        self._prefix = ["mrtr-state", "conformance", *options]
+        self._command = command
+
+    def request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The request as sent, with a ring or key of keys.json named by its member (``keys.json#hs256``)."""
+        row = dict(request)
+        for field in ("keys", "jwk", "jwks"):
+            value = row.get(field)
+            name = self._members.get(_canonical_json(value)) if isinstance(value, dict) else None
+            if name is not None:
+                row[field] = f"keys.json#{name}"
+        return row
+
+    def rerun(self, case_id: str) -> str:
+        """The command line that re-runs this case alone, against the same implementation."""
+        return shlex.join([*self._prefix, "--case", case_id, "--", *self._command])
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _write_report(path: Path, report: Report, replay: _Replay) -> None:
     try:
         with path.open("w", encoding="utf-8") as file:
             for result in report.results:
                 entry = {
                     "id": result.case.id,
+                    "origin": result.case.origin,
                     "strict": result.strict,
                     "baseline": result.baseline,
                     "expected": result.wanted,
                     "got": result.got,
+                    "request": replay.request(dict(result.case.request)),
+                    "answer": result.answer,
+                    "rerun": replay.rerun(result.case.id),
                 }
-                file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                # ASCII: U+2028 in a vector stays escaped, so every row is one line for any reader.
+                file.write(to_json(entry, ensure_ascii=True) + "\n")
     except OSError as exc:
         raise CliError(f"cannot write the report {str(path)!r}: {exc.strerror}") from None
 

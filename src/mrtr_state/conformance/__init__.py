@@ -13,7 +13,7 @@ from mrtr_state.conformance.cases import Case, load_cases
 from mrtr_state.conformance.judge import CLASSES, Report, Result, judge
 from mrtr_state.conformance.mutations import mutate
 from mrtr_state.conformance.reference import answer
-from mrtr_state.conformance.runner import ImplementationError, run_cases
+from mrtr_state.conformance.runner import ImplementationError, Run, run_cases
 
 __all__ = [
     "CLASSES",
@@ -21,6 +21,7 @@ __all__ = [
     "ImplementationError",
     "Report",
     "Result",
+    "Run",
     "answer",
     "judge",
     "load_cases",

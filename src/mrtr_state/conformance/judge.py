@@ -22,10 +22,13 @@ from typing import Any, Final
 
 from mrtr_state.conformance.cases import Case
 
-__all__ = ["CLASSES", "Report", "Result", "judge"]
+__all__ = ["CLASSES", "NO_ANSWER", "Report", "Result", "judge"]
 
 #: The conformance classes, strongest first.
 CLASSES: Final = ("strict", "baseline")
+
+#: The rule under which cases that got no answer are counted (the implementation stopped answering).
+NO_ANSWER: Final = "no answer"
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,22 @@ class Report:
         return tuple(result for result in self.results if not result.strict)
 
     def failed_rules(self) -> Counter[str]:
-        """How many cases failed, by the rule they check: the expected reason code, or the op."""
-        return Counter(_rule(result.case) for result in self.failures)
+        """How many cases failed, by the rule they check: the expected reason code, or the op.
+
+        Cases that got no answer at all (the implementation stopped) count under
+        one rule, ``no answer``, not under the rules they would have checked.
+        """
+        return Counter(NO_ANSWER if result.answer is None else _rule(result.case) for result in self.failures)
+
+    @property
+    def refused_every_valid_key(self) -> bool:
+        """Whether every valid key the run sent to ``load_key`` was answered ``loaded: false``.
+
+        Such an implementation refuses the invalid keys for no reason of theirs:
+        it passes every "refuses a key at load" case and can verify no token.
+        """
+        valid = [r for r in self.results if r.case.op == "load_key" and r.case.expected["loaded"] is True]
+        return bool(valid) and all(r.answer is not None and r.answer.get("loaded") is False for r in valid)
 
     def meets(self, wanted: str) -> bool:
         """Whether the run reached ``wanted`` (``strict`` or ``baseline``) or better."""
@@ -141,7 +158,7 @@ def _rule(case: Case) -> str:
         return "accepts a valid token" if case.expected["valid"] else str(case.expected["reason"])
     if case.op == "digest":
         return "unbindable arguments" if case.expected.get("unbindable") else "argument digest"
-    return "refuses a key at load"
+    return "loads a valid key" if case.expected["loaded"] else "refuses a key at load"
 
 
 def _describe(message: Mapping[str, Any] | None) -> str:
@@ -149,6 +166,8 @@ def _describe(message: Mapping[str, Any] | None) -> str:
         return "no answer"
     if message.get("unsupported"):
         return "unsupported"
+    if "error" in message:  # the implementation could not run the request: say what it said
+        return f"error: {str(message['error'])[:200]}"
     if "valid" in message:
         return "valid" if message["valid"] is True else f"refused: {message.get('reason')}"
     if "loaded" in message:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from mrtr_state.canonical import arguments_digest
+from mrtr_state.canonical import JSON_NULL, arguments_digest
 from mrtr_state.errors import InvalidRequestState, KeyringError
 from mrtr_state.keys import Key, Keyring
 from mrtr_state.sealer import StateSealer
@@ -24,6 +24,9 @@ __all__ = ["answer"]
 def answer(request: Mapping[str, Any]) -> dict[str, Any]:
     """The reference answer to one protocol request (without its ``id``).
 
+    A ``verify`` whose ring does not load is answered ``{"error": ...}``: no
+    verifier holds such a ring, so there is no verdict to give.
+
     Raises:
         ValueError: the request is not one of the protocol's operations, or lacks
             a field its operation needs.
@@ -32,13 +35,16 @@ def answer(request: Mapping[str, Any]) -> dict[str, Any]:
     if op == "verify":
         return _verify(request)
     if op == "digest":
-        try:
-            return {"digest": arguments_digest(request["arguments"])}
+        try:  # absent arguments are {}; present ones that are not an object are unbindable (8.2)
+            return {"digest": arguments_digest(request.get("arguments", {}))}
         except (TypeError, ValueError):
             return {"unbindable": True}
     if op == "load_key":
         try:
-            Key.from_jwk(request["jwk"])
+            if "jwks" in request:  # a ring: the rules between its keys apply too (profile 7.6)
+                Keyring.from_jwks(request["jwks"])
+            else:
+                Key.from_jwk(request["jwk"])
         except (KeyringError, TypeError, ValueError):
             return {"loaded": False}
         return {"loaded": True}
@@ -57,17 +63,23 @@ def _verify(request: Mapping[str, Any]) -> dict[str, Any]:
     if request.get("require_arguments"):
         options["require_arguments"] = True
     now = request["now"]
+    try:
+        ring = _ring(json.dumps(request["keys"], sort_keys=True))
+    except KeyringError as exc:  # no verifier holds this ring: an error, not a verdict (docs/conformance.md)
+        return {"error": f"the verifier's ring does not load: {exc}"}
     sealer = StateSealer(
-        _ring(json.dumps(request["keys"], sort_keys=True)),
+        ring,
         issuer=request["issuer"],
         clock=lambda: now,
         **options,
     )
     target = {name: request[name] for name in ("tool", "prompt", "resource") if name in request}
+    # Profile 8.2: absent arguments are {}; "arguments": null is present, and unbindable.
+    arguments: Any = request.get("arguments", {})
+    if arguments is None:
+        arguments = JSON_NULL
     try:
-        state = sealer.open(
-            request["token"], user=request["user"], arguments=request.get("arguments", {}), **target
-        )
+        state = sealer.open(request["token"], user=request["user"], arguments=arguments, **target)
     except InvalidRequestState as refusal:
         return {"valid": False, "reason": refusal.reason}
     return {"valid": True, "state": state}

@@ -14,6 +14,10 @@ method             target           arguments bound
 ``resources/read`` ``params.uri``   none: the URI is the whole request
 =================  ===============  ==================================
 
+Arguments that are present but not an object (``null``, an array, a string, a
+number, a boolean) are unbindable (profile, sections 3.4 and 8.2): no state is
+sealed for them, and a state bound to arguments is refused ``wrong_request``.
+
 It knows nothing of the SDK; malformed params raise :class:`ValueError` with a
 message that is safe to show the client.
 """
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from mrtr_state.binding import Binding
+from mrtr_state.canonical import JSON_NULL
 from mrtr_state.target import METHODS, TargetKind, audience_of
 
 __all__ = ["TARGET_METHODS", "Target", "target_of"]
@@ -41,13 +46,15 @@ class Target:
     """The request a ``requestState`` is minted for or presented on.
 
     ``kind`` is ``"tool"``, ``"prompt"`` or ``"resource"``; ``arguments`` is
-    ``None`` for ``resources/read``, which has none.
+    ``None`` for ``resources/read``, which has none, and otherwise the value the
+    request carried (``{}`` when absent, :data:`~mrtr_state.canonical.JSON_NULL`
+    for ``null``), which is unbindable unless it is an object.
     """
 
     method: str
     kind: TargetKind
     name: str
-    arguments: Mapping[str, Any] | None
+    arguments: Any
 
     @property
     def binding(self) -> dict[str, str]:
@@ -69,8 +76,7 @@ def target_of(method: str, params: Mapping[str, Any] | None) -> Target:
 
     Raises:
         KeyError: ``method`` is not one of :data:`TARGET_METHODS`.
-        ValueError: the target is missing or not a non-empty string, or
-            ``arguments`` is present but not an object.
+        ValueError: the target is missing or not a non-empty string.
     """
     field, kind = TARGET_METHODS[method]
     raw: Mapping[str, Any] = params or {}
@@ -79,9 +85,9 @@ def target_of(method: str, params: Mapping[str, Any] | None) -> Target:
         raise ValueError(f"{method} needs a non-empty string {field!r}")
     if kind == "resource":
         return Target(method, kind, name, None)
-    arguments = raw.get("arguments")
-    if arguments is None:
-        arguments = {}
-    elif not isinstance(arguments, Mapping):
-        raise ValueError(f"{method} 'arguments' must be an object")
-    return Target(method, kind, name, arguments)
+    # Profile 8.2: absent arguments are {}; present ones are bound as they are, and
+    # only an object is bindable ("arguments": null is not {}).
+    if "arguments" not in raw:
+        return Target(method, kind, name, {})
+    arguments = raw["arguments"]
+    return Target(method, kind, name, JSON_NULL if arguments is None else arguments)

@@ -34,9 +34,16 @@ function bindable(value: unknown): boolean {
   return true;
 }
 
+/** Only an object binds: arguments present as null, an array or a scalar are unbindable (profile 3.4, 8.2). */
 function digest(args: unknown): string | undefined {
-  const text = bindable(args) ? canonicalize(args) : undefined;
+  const object = args !== null && typeof args === "object" && !Array.isArray(args);
+  const text = object && bindable(args) ? canonicalize(args) : undefined;
   return text === undefined ? undefined : createHash("sha256").update(text, "utf8").digest("base64url");
+}
+
+/** Absent arguments are {}; "arguments": null is present, and unbindable (profile 8.2). */
+function argumentsOf(request: Record<string, any>): unknown {
+  return "arguments" in request ? request.arguments : {};
 }
 
 async function verify(request: Record<string, any>): Promise<Reply> {
@@ -72,7 +79,7 @@ async function verify(request: Record<string, any>): Promise<Reply> {
     if (typeof payload.exp !== "number" || now >= payload.exp + (request.leeway ?? 0)) return refuse("expired");
     const required = request.require_arguments === true && target !== "resource"; // a read has no arguments
     const bound = payload.args_sha256 !== undefined || required;
-    if (bound && payload.args_sha256 !== digest(request.arguments ?? {})) return refuse("wrong_request");
+    if (bound && payload.args_sha256 !== digest(argumentsOf(request))) return refuse("wrong_request");
     return { valid: true, state: payload.state };
   } catch (error) {
     if (error instanceof errors.JWTExpired) return refuse("expired");
@@ -90,7 +97,7 @@ async function verify(request: Record<string, any>): Promise<Reply> {
 async function reply(request: Record<string, any>): Promise<Reply> {
   if (request.op === "verify") return verify(request);
   if (request.op === "digest") {
-    const value = digest(request.arguments);
+    const value = digest(argumentsOf(request));
     return value === undefined ? { unbindable: true } : { digest: value };
   }
   return { unsupported: true };

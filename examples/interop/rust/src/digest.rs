@@ -23,6 +23,10 @@ pub fn canonicalize(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
 
 /// The RFC 8785 canonical JSON of `arguments`, or why they are unbindable (profile, 3.4).
 pub fn canonical_arguments(arguments: &Value) -> Result<Vec<u8>, String> {
+    // Profile 3.4 and 8.2: arguments present but not an object (null too) are unbindable.
+    if !arguments.is_object() {
+        return Err("the arguments are not a JSON object".into());
+    }
     if !bindable(arguments) {
         return Err("a number whose value is an integer beyond +/-(2^53 - 1)".into());
     }

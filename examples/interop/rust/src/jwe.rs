@@ -37,6 +37,25 @@ pub struct EncryptionKey {
     secret: Vec<u8>,
 }
 
+impl EncryptionKey {
+    /// Whether this key's secret is `other` (compared in constant time): a ring refuses an
+    /// encryption key that shares its secret with any other key (profile 7.6).
+    pub fn holds(&self, other: &[u8]) -> bool {
+        self.secret.len() == other.len()
+            && self
+                .secret
+                .iter()
+                .zip(other)
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    }
+
+    /// The secret, for comparing two encryption keys of one ring.
+    pub fn secret(&self) -> &[u8] {
+        &self.secret
+    }
+}
+
 /// Whether `jwk` is an encryption key (`"kty": "oct"` with `"alg": "A256GCM"`); an `oct` key
 /// without `alg` stays an HS256 secret.
 pub fn is_encryption_jwk(jwk: &Value) -> bool {
@@ -64,6 +83,7 @@ impl EncryptionKey {
         if secret.len() != KEY_BYTES {
             return Err(format!("an A256GCM key must be exactly {KEY_BYTES} bytes"));
         }
+        crate::keys::weak_secret_problem(&secret)?;
         let kid = match members.get("kid") {
             None => {
                 // RFC 7638 over the required members of an oct key, as for an HS256 secret.

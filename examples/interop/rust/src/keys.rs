@@ -50,6 +50,8 @@ impl Ring {
             .ok_or("the key set must be an object with a \"keys\" array")?;
         let mut ring: Vec<VerifyingKey> = Vec::with_capacity(keys.len());
         let mut encryption: Vec<EncryptionKey> = Vec::new();
+        // The secrets of the HS256 keys so far: an encryption key may share none (profile 7.6).
+        let mut hs256_secrets: Vec<Vec<u8>> = Vec::new();
         for (i, jwk) in keys.iter().enumerate() {
             if is_encryption_jwk(jwk) {
                 let key = EncryptionKey::load(jwk).map_err(|e| format!("key {i}: {e}"))?;
@@ -57,6 +59,13 @@ impl Ring {
                     || encryption.iter().any(|k| k.kid == key.kid)
                 {
                     return Err(format!("key {i}: a second key with the same kid"));
+                }
+                if hs256_secrets.iter().any(|s| key.holds(s))
+                    || encryption.iter().any(|k| k.holds(key.secret()))
+                {
+                    return Err(format!(
+                        "key {i}: an encryption key holds the secret of another key of the ring"
+                    ));
                 }
                 encryption.push(key);
                 continue;
@@ -68,6 +77,14 @@ impl Ring {
                 return Err(format!("key {i}: a second key with the same kid"));
             }
             let key = DecodingKey::from_jwk(&loaded.jwk).map_err(|e| format!("key {i}: {e}"))?;
+            if loaded.alg == Algorithm::HS256 {
+                if encryption.iter().any(|k| k.holds(&loaded.secret)) {
+                    return Err(format!(
+                        "key {i}: an HS256 key holds the secret of an encryption key of the ring"
+                    ));
+                }
+                hs256_secrets.push(loaded.secret.clone());
+            }
             ring.push(VerifyingKey {
                 kid: loaded.kid,
                 alg: loaded.alg,
@@ -171,6 +188,7 @@ fn load(value: &Value) -> Result<Loaded, String> {
             if secret.len() < 32 {
                 return Err("an HS256 secret must be at least 32 bytes".into());
             }
+            weak_secret_problem(&secret)?;
             (Algorithm::HS256, secret, None)
         }
         AlgorithmParameters::OctetKeyPair(params) if params.curve == EllipticCurve::Ed25519 => {
@@ -240,6 +258,19 @@ fn base64url(name: &str, text: &str) -> Result<Vec<u8>, String> {
     URL_SAFE_NO_PAD
         .decode(text)
         .map_err(|_| format!("JWK member {name:?} is not canonical unpadded base64url"))
+}
+
+/// Profile 7.1, one rule for every `oct` secret (HS256 and A256GCM alike): a secret that is one
+/// byte, or a pattern of at most 8 bytes, repeated is refused as obviously not random.
+pub(crate) fn weak_secret_problem(secret: &[u8]) -> Result<(), String> {
+    for period in 1..=8.min(secret.len().saturating_sub(1)) {
+        if secret[period..] == secret[..secret.len() - period] {
+            return Err(format!(
+                "an oct secret that is a pattern of {period} bytes repeated is not random"
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn is_valid_kid(kid: &str) -> bool {

@@ -5,7 +5,17 @@
 
 import { createInterface } from "node:readline";
 
-import { argumentsDigest, dumps, isBindable, JsonError, Key, KeyringError, parseStrictJson, type Json } from "mrtr-state";
+import {
+  argumentsDigest,
+  dumps,
+  isBindable,
+  JsonError,
+  Key,
+  Keyring,
+  KeyringError,
+  parseStrictJson,
+  type Json,
+} from "mrtr-state";
 
 import { isObject, JobError, verifyJob } from "./jobs.js";
 
@@ -15,16 +25,20 @@ async function answer(request: { readonly [name: string]: Json }): Promise<{ [na
   const { id: _id, op, ...job } = request;
   if (op === "verify") return await verifyJob(job);
   if (op === "digest") {
-    if (!isBindable(request.arguments)) return { unbindable: true };
+    // Absent arguments are {}; present ones that are not an object (null included) are unbindable (8.2).
+    const args = Object.hasOwn(request, "arguments") ? request.arguments : {};
+    if (!isObject(args) || !isBindable(args)) return { unbindable: true };
     try {
-      return { digest: argumentsDigest(request.arguments) };
+      return { digest: argumentsDigest(args) };
     } catch {
       return { unbindable: true };
     }
   }
   if (op === "load_key") {
     try {
-      Key.fromJwk(request.jwk);
+      // One key ("jwk"), or a ring ("jwks"), whose keys must also keep their secrets apart (profile 7.6).
+      if (Object.hasOwn(request, "jwks")) Keyring.fromJwks(request.jwks);
+      else Key.fromJwk(request.jwk);
       return { loaded: true };
     } catch (error) {
       if (error instanceof KeyringError || error instanceof TypeError) return { loaded: false };

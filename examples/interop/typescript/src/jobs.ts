@@ -39,8 +39,9 @@ const JTI = /^[A-Za-z0-9_-]{22,64}$/;
 export async function verifyJob(job: Json): Promise<Verdict> {
   const members = checkMembers(job, VERIFY_MEMBERS);
   if (!Object.hasOwn(members, "token")) throw new JobError('the job has no "token"');
-  const args = Object.hasOwn(members, "arguments") ? members.arguments : {}; // absent means {}
-  if (!isObject(args)) throw new JobError('"arguments" must be a JSON object');
+  // Absent means {}; any other value is the retry's, and one that is not an object (null included) is
+  // unbindable (profile 3.4 and 8.2): it matches no digest, which the package decides at step 19.
+  const args = Object.hasOwn(members, "arguments") ? members.arguments : {};
   const now = integer(members, "now", 0);
   const requireArguments = members.require_arguments ?? false;
   if (typeof requireArguments !== "boolean") throw new JobError('"require_arguments" must be a boolean');

@@ -7,9 +7,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 
-import { argumentsDigest, canonicalize, isBindable, Key, KeyringError, type Json } from "mrtr-state";
+import { argumentsDigest, canonicalize, isBindable, Key, Keyring, KeyringError, type Json } from "mrtr-state";
 
-import { JobError, verifyJob, type Verdict } from "./jobs.js";
+import { isObject, JobError, verifyJob, type Verdict } from "./jobs.js";
 
 interface TokenVector {
   readonly id: string;
@@ -61,7 +61,8 @@ export async function checkVectors(dir: string, print: (line: string) => void): 
 
   for (const vector of args.vectors) {
     if (vector.unbindable === true) {
-      const unbindable = !isBindable(vector.arguments);
+      // Only an object binds: null, an array or a scalar is unbindable (profile 3.4 and 8.2).
+      const unbindable = !isObject(vector.arguments) || !isBindable(vector.arguments);
       report(unbindable, vector.id, unbindable ? "unbindable" : "bindable", "unbindable");
       continue;
     }
@@ -82,7 +83,9 @@ export async function checkVectors(dir: string, print: (line: string) => void): 
     for (const vector of (await read("invalid-keys.json")).vectors) {
       let refused = false;
       try {
-        Key.fromJwk(vector.jwk);
+        // A "jwks" entry is a ring whose keys each load alone (profile 12.4).
+        if (vector.jwks !== undefined) Keyring.fromJwks(vector.jwks);
+        else Key.fromJwk(vector.jwk);
       } catch (error) {
         if (!(error instanceof KeyringError)) throw error;
         refused = true;

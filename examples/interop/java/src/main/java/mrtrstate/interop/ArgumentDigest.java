@@ -33,6 +33,10 @@ final class ArgumentDigest {
      * magnitude 2^53 or more is an integer, so the rule is on the nearest double; an underflow (1e-400) is 0.
      */
     static String canonicalArguments(JsonNode arguments) throws IOException {
+        // Profile 3.4 and 8.2: arguments present but not an object (null too) are unbindable.
+        if (!arguments.isObject()) {
+            throw new IOException("unbindable: the arguments are not a JSON object");
+        }
         if (!bindable(arguments)) {
             throw new IOException("unbindable: a number whose value is an integer beyond +/-(2^53 - 1)");
         }

@@ -18,6 +18,7 @@ import com.nimbusds.jose.jwk.OctetKeyPair;
 import com.nimbusds.jose.jwk.OctetSequenceKey;
 import com.nimbusds.jose.util.Base64URL;
 import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
 import java.text.ParseException;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -76,8 +77,37 @@ final class KeyRing {
             if (keys.putIfAbsent(key.kid(), key) != null) {
                 throw new BadJob("two keys in the JWKS have the kid " + key.kid());
             }
+            // Profile 7.6 and 9.10: an encryption key holds a secret no other key of the ring holds,
+            // whatever the kids.
+            for (Key other : keys.values()) {
+                if (other != key && sharesEncryptionSecret(key, other)) {
+                    throw new BadJob("the keys " + other.kid() + " and " + key.kid()
+                            + " hold the same secret, and one is an encryption key");
+                }
+            }
         }
         return new KeyRing(keys);
+    }
+
+    private static boolean sharesEncryptionSecret(Key a, Key b) {
+        if (!(a.jwk() instanceof OctetSequenceKey first) || !(b.jwk() instanceof OctetSequenceKey second)) {
+            return false;
+        }
+        boolean encryption = JweForm.ALG.equals(a.alg()) || JweForm.ALG.equals(b.alg());
+        return encryption && MessageDigest.isEqual(first.toByteArray(), second.toByteArray());
+    }
+
+    /**
+     * Profile 7.1, one rule for every {@code oct} secret (HS256 and A256GCM alike): a secret that is one byte,
+     * or a pattern of at most 8 bytes, repeated is refused as obviously not random.
+     */
+    static void requireNotWeak(byte[] secret) throws BadJob {
+        for (int period = 1; period <= 8 && period < secret.length; period++) {
+            if (Arrays.equals(secret, period, secret.length, secret, 0, secret.length - period)) {
+                throw new BadJob("an 'oct' secret that is a pattern of " + period
+                        + " bytes repeated is not random; generate one");
+            }
+        }
     }
 
     /** The key named {@code kid}, or null. */
@@ -90,6 +120,10 @@ final class KeyRing {
         if (member == null || !member.isObject()) {
             throw new BadJob("a JWK must be a JSON object");
         }
+        // Profile 7.4: a kid member that is present is explicit, whatever its value (null is not absent).
+        if (member.has("kid") && !member.get("kid").isTextual()) {
+            throw new BadJob("a kid must be 1 to 128 printable ASCII characters without spaces");
+        }
         JWK jwk;
         try {
             jwk = JWK.parse(StrictJson.writePlain(member));
@@ -97,6 +131,9 @@ final class KeyRing {
             throw new BadJob("a JWK cannot be read: " + e.getMessage());
         }
         String alg = jwk.getAlgorithm() == null ? null : jwk.getAlgorithm().getName();
+        if (jwk instanceof OctetSequenceKey octet) {
+            requireNotWeak(octet.toByteArray());
+        }
         if (jwk instanceof OctetSequenceKey secret && JweForm.ALG.getName().equals(alg)) {
             return JweForm.key(secret, kidOf(jwk)); // an encryption key: use "enc", 32 bytes
         }

@@ -335,3 +335,34 @@ def test_states_compare_as_json_values() -> None:
     assert not same_json(True, 1)
     assert not same_json({"a": None}, {"a": 0})
     assert not same_json("1", 1)
+
+
+def test_without_vectors_a_clone_reads_its_own_spec_vectors_from_any_directory(tmp_path: Path) -> None:
+    # Issue 25: the default no longer depends on the working directory. An installed wheel reads its
+    # packaged copy (tests/release/test_artifacts.py); this editable install of the clone, spec/vectors.
+    assert _conformance.default_vectors() == VECTORS
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mrtr_state",
+            "conformance",
+            "--mutations",
+            "0",
+            "--quiet",
+            "--",
+            sys.executable,
+            "-m",
+            "mrtr_state",
+            "conformance",
+            "--serve",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    cases = len(load_cases(VECTORS))
+    assert run.stdout.rstrip().endswith(f"{cases} passed, 0 failed")

@@ -32,7 +32,7 @@ from mrtr_state.conformance import (
 )
 from mrtr_state.conformance.cases import to_json
 
-__all__ = ["PROTOCOL", "register", "serve"]
+__all__ = ["PROTOCOL", "default_vectors", "register", "serve"]
 
 #: The protocol, as ``--help`` shows it (docs/conformance.md has the long form).
 PROTOCOL = """\
@@ -101,8 +101,9 @@ def register(commands: argparse._SubParsersAction[Parser]) -> None:
         "--vectors",
         metavar="DIR",
         type=Path,
-        default=Path("spec/vectors"),
-        help="the profile's vectors folder (default: spec/vectors)",
+        default=None,
+        help="the profile's vectors folder (default: the copy installed with the package; in a clone "
+        "installed for development, the clone's spec/vectors)",
     )
     command.add_argument(
         "--class",
@@ -163,9 +164,10 @@ def _conformance(args: argparse.Namespace) -> int:
     if args.mutations < 0:
         raise CliError("--mutations must be 0 or more")
     forms = set(args.forms or ("signed", "encrypted"))
-    cases = [case for case in _cases(args.vectors) if case.form is None or case.form in forms]
+    vectors = default_vectors() if args.vectors is None else args.vectors
+    cases = [case for case in _cases(vectors) if case.form is None or case.form in forms]
     seed = random.SystemRandom().randrange(2**31) if args.seed is None else args.seed
-    keys = _keys(args.vectors)
+    keys = _keys(vectors)
     cases += mutate(cases, keys, count=args.mutations, seed=seed)
     if args.only:
         cases = _only(cases, args.only)
@@ -178,6 +180,23 @@ def _conformance(args: argparse.Namespace) -> int:
         _write_report(args.report, report, _Replay(keys, command, args, seed))
     _print(report, seed=seed, quiet=args.quiet, stopped=run.stopped, answered=run.answered)
     return 0 if report.meets(args.wanted) else 1
+
+
+def default_vectors() -> Path:
+    """The vectors a run reads without ``--vectors``.
+
+    The copy a wheel or sdist installs with the package (``mrtr_state/_vectors/``,
+    copied from ``spec/vectors/`` at build time), so an installed package needs no
+    clone; without one (an editable install of a clone), the clone's ``spec/vectors/``.
+    """
+    package = Path(__file__).resolve().parent.parent
+    packaged = package / "_vectors"
+    if (packaged / "keys.json").is_file():
+        return packaged
+    clone = package.parent.parent / "spec" / "vectors"
+    if package.parent.name == "src" and (clone / "keys.json").is_file():
+        return clone
+    raise CliError("this installation carries no vectors: give --vectors DIR (the profile's spec/vectors)")
 
 
 def _only(cases: list[Case], wanted: list[str]) -> list[Case]:
@@ -242,7 +261,8 @@ class _Replay:
         self._members = {
             _canonical_json(value): name for name, value in keys.items() if isinstance(value, dict)
         }
-        options = ["--vectors", str(args.vectors), "--seed", str(seed), "--mutations", str(args.mutations)]
+        options = [] if args.vectors is None else ["--vectors", str(args.vectors)]
+        options += ["--seed", str(seed), "--mutations", str(args.mutations)]
         options += [option for form in (args.forms or ()) for option in ("--form", form)]
         self._prefix = ["mrtr-state", "conformance", *options]
         self._command = command

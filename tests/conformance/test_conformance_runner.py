@@ -62,6 +62,15 @@ def test_a_verifier_with_wrong_reason_codes_is_baseline_but_not_strict() -> None
     assert "class reached: baseline" in strict.stdout
     baseline = conformance("--mutations", "0", "--class", "baseline", "--", *DOUBLE, "swap-reasons")
     assert baseline.returncode == 0
+    # Issue 25: what the baseline class allows is counted as allowed, once per rule, never a FAIL line.
+    assert "FAIL" not in baseline.stdout
+    assert "allowed rule: wrong_user (" in baseline.stdout
+    assert "failed rule:" not in baseline.stdout
+    allowed = sum(
+        strict.stdout.count(f"FAIL {case}") for case in ("tokens/", "encrypted/", "arguments/", "keys/")
+    )
+    assert allowed > 0
+    assert baseline.stdout.rstrip().endswith(f" {allowed} allowed, 0 failed")
 
 
 def test_a_verifier_that_loads_small_order_keys_fails_the_strict_class() -> None:

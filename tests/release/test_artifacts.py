@@ -2,8 +2,9 @@
 
 ``python -m build`` makes both artifacts (the wheel from the sdist, so the sdist is
 proved complete); each goes into a fresh virtual environment in a temporary folder
-outside the clone, and from there the README's quick start runs and ``mrtr-state
-conformance`` runs the installed package through its packaged vectors. Issue 25: an
+outside the clone, and from there the README's quick start runs (and, from the wheel
+installed with the ``mcp`` extra, the stdio MCP quick start through a round trip), and
+``mrtr-state conformance`` runs the installed package through its packaged vectors. Issue 25: an
 installed wheel could not run the conformance command (it carried no vectors), and no
 test installed an artifact. The npm tarball's check belongs to the TypeScript package.
 """
@@ -95,8 +96,10 @@ def test_an_installed_artifact_runs_the_quick_start_and_conformance_outside_the_
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
     python = env_dir / "bin" / "python"
     cli = env_dir / "bin" / "mrtr-state"
+    # The wheel with the mcp extra (its stdio quick start runs below), the sdist with the core alone.
+    requirement = f"{artifacts[kind]}[mcp]" if kind == "wheel" else str(artifacts[kind])
     _run(
-        [str(python), "-m", "pip", "install", "--quiet", "-c", str(CONSTRAINTS), str(artifacts[kind])],
+        [str(python), "-m", "pip", "install", "--quiet", "-c", str(CONSTRAINTS), requirement],
         cwd=tmp_path,
         timeout=600,
     )
@@ -123,6 +126,24 @@ def test_an_installed_artifact_runs_the_quick_start_and_conformance_outside_the_
         "wrong_user",
         "The request state belongs to another user.",
     ]
+
+    if kind == "wheel":
+        # The MCP quick start (stdio, docs/mcp.md), driven by the SDK's client from this environment.
+        server = tmp_path / "mcp_stdio_server.py"
+        server.write_bytes((ROOT / "docs" / "examples" / "mcp_stdio_server.py").read_bytes())
+        driver = tmp_path / "round_trip.py"
+        driver.write_bytes(Path(__file__).with_name("stdio_round_trip.py").read_bytes())
+        trip = _run(
+            [str(python), str(driver), str(server)],
+            cwd=tmp_path,
+            timeout=120,
+            MRTR_STATE_KEYS=keys,
+        )
+        assert trip.stdout.splitlines() == [
+            "input_required",
+            "bad_signature",
+            "Deleted old-feature (it was at 4b1d0aa).",
+        ]
 
     # The conformance runner against the installed reference, with the packaged vectors (no --vectors).
     run = _run(

@@ -71,7 +71,8 @@ _EPILOG = f"""\
 exit status: 0 the implementation reached --class; 1 it did not; 2 usage mistake
 or bad input (no vectors, a command that cannot start).
 
-examples (the first two from the root of a clone; the TypeScript one once built, docs/interop.md):
+examples (the first two from the root of a clone, the TypeScript one once built as
+examples/interop/typescript/README.md says):
   mrtr-state conformance -- node examples/interop/typescript/dist/main.js conformance
   mrtr-state conformance --class baseline --form signed -- go -C examples/baseline/go run .
   mrtr-state conformance --mutations 200000 --seed 7 -- ./my-verifier   # a long differential run

@@ -63,6 +63,8 @@ def test_importing_the_integration_without_the_sdk_names_the_extra() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "pip install 'mrtr-state[mcp]'" in result.stdout
+    # Issue 25: the package is on no registry yet, so the message also says what works today.
+    assert "pip install './[mcp]' from a clone" in result.stdout
 
 
 def test_the_example_server_without_its_packages_says_how_to_run_it() -> None:

@@ -2,9 +2,9 @@
 
 Issue 25: the documented quick start had no authentication (it failed with "no authenticated
 principal") and left the token verifier out. Both forms are files under docs/examples/ that the
-Markdown quotes byte for byte (tests/docs); here each runs as its own process on loopback, the
-SDK's client drives a round trip through it, a changed or foreign state is refused, and the
-process is stopped.
+Markdown quotes byte for byte (tests/docs); here each runs as its own process (the HTTP one on
+loopback), the SDK's client (and, for HTTP, the documented client file) drives a round trip
+through it, a changed or foreign state is refused, and the process is stopped.
 """
 
 from __future__ import annotations
@@ -142,3 +142,20 @@ def test_the_http_quick_start_binds_the_bearer_tokens_user_and_refuses_another(h
     assert reason(foreign) == "wrong_user"
     assert text(done) == "Deleted old-feature (it was at 4b1d0aa)."
     assert status == 401
+
+
+def test_the_http_quick_starts_client_confirms_and_sees_a_changed_state_refused(http_server: str) -> None:
+    client = subprocess.run(
+        [sys.executable, str(DOCS / "mcp_http_client.py")],
+        env={**os.environ, "MCP_URL": http_server, "BEARER_TOKEN": "alice-docs-token"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert client.returncode == 0, client.stdout + client.stderr[-3000:]
+    assert client.stdout.splitlines() == [
+        "asked to confirm",
+        "changed state: refused: bad_signature",
+        "sealed state: Deleted old-feature (it was at 4b1d0aa).",
+    ]

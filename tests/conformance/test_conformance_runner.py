@@ -62,6 +62,15 @@ def test_a_verifier_with_wrong_reason_codes_is_baseline_but_not_strict() -> None
     assert "class reached: baseline" in strict.stdout
     baseline = conformance("--mutations", "0", "--class", "baseline", "--", *DOUBLE, "swap-reasons")
     assert baseline.returncode == 0
+    # Issue 25: what the baseline class allows is counted as allowed, once per rule, never a FAIL line.
+    assert "FAIL" not in baseline.stdout
+    assert "allowed rule: wrong_user (" in baseline.stdout
+    assert "failed rule:" not in baseline.stdout
+    allowed = sum(
+        strict.stdout.count(f"FAIL {case}") for case in ("tokens/", "encrypted/", "arguments/", "keys/")
+    )
+    assert allowed > 0
+    assert baseline.stdout.rstrip().endswith(f" {allowed} allowed, 0 failed")
 
 
 def test_a_verifier_that_loads_small_order_keys_fails_the_strict_class() -> None:
@@ -335,3 +344,34 @@ def test_states_compare_as_json_values() -> None:
     assert not same_json(True, 1)
     assert not same_json({"a": None}, {"a": 0})
     assert not same_json("1", 1)
+
+
+def test_without_vectors_a_clone_reads_its_own_spec_vectors_from_any_directory(tmp_path: Path) -> None:
+    # Issue 25: the default no longer depends on the working directory. An installed wheel reads its
+    # packaged copy (tests/release/test_artifacts.py); this editable install of the clone, spec/vectors.
+    assert _conformance.default_vectors() == VECTORS
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mrtr_state",
+            "conformance",
+            "--mutations",
+            "0",
+            "--quiet",
+            "--",
+            sys.executable,
+            "-m",
+            "mrtr_state",
+            "conformance",
+            "--serve",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    cases = len(load_cases(VECTORS))
+    assert run.stdout.rstrip().endswith(f"{cases} passed, 0 failed")

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+from conftest import EXAMPLES
+
 # Runs before any import: makes `mcp` and `mcp_types` unimportable, as without the extra.
 _WITHOUT_SDK = textwrap.dedent(
     """
@@ -61,3 +63,20 @@ def test_importing_the_integration_without_the_sdk_names_the_extra() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "pip install 'mrtr-state[mcp]'" in result.stdout
+    # Issue 25: the package is on no registry yet, so the message also says what works today.
+    assert "pip install './[mcp]' from a clone" in result.stdout
+
+
+def test_the_example_server_without_its_packages_says_how_to_run_it() -> None:
+    # Issue 25: `python examples/server --dev-key` with a Python that lacks the library and the SDK
+    # ended in a traceback. `-S` leaves out site-packages, as a bare system Python has them.
+    run = subprocess.run(
+        [sys.executable, "-S", str(EXAMPLES / "server"), "--dev-key"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 2
+    assert "Traceback" not in run.stderr
+    assert "scripts/bootstrap mcp, then .venv/bin/python examples/server --dev-key" in run.stderr

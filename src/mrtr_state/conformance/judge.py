@@ -76,13 +76,38 @@ class Report:
         """The results that are not the reference answer."""
         return tuple(result for result in self.results if not result.strict)
 
-    def failed_rules(self) -> Counter[str]:
-        """How many cases failed, by the rule they check: the expected reason code, or the op.
+    def failed_rules(self, wanted: str = "strict") -> Counter[str]:
+        """How many cases failed ``wanted``, by the rule they check: the expected reason code, or the op.
 
         Cases that got no answer at all (the implementation stopped) count under
-        one rule, ``no answer``, not under the rules they would have checked.
+        one rule, ``no answer``, not under the rules they would have checked. The
+        differences ``wanted`` allows (:meth:`allowed`) are not failures.
         """
-        return Counter(NO_ANSWER if result.answer is None else _rule(result.case) for result in self.failures)
+        allowed = set(map(id, self.allowed(wanted)))
+        return Counter(
+            NO_ANSWER if result.answer is None else _rule(result.case)
+            for result in self.failures
+            if id(result) not in allowed
+        )
+
+    def allowed(self, wanted: str) -> tuple[Result, ...]:
+        """The answers that differ from the reference where the class ``wanted`` asks nothing.
+
+        A baseline claim does not judge reason codes (a refusal with any code
+        meets it), the refusal of tokens only a key holder could make, argument
+        digests or key loading (profile 12.6): an answered case of those that
+        differs from the reference is allowed, not failed. A strict claim allows
+        no difference.
+        """
+        if wanted == "strict":
+            return ()
+        return tuple(
+            result for result in self.failures if result.answer is not None and result.baseline is not False
+        )
+
+    def allowed_rules(self, wanted: str) -> Counter[str]:
+        """How many differences ``wanted`` allows, by the rule their case checks."""
+        return Counter(_rule(result.case) for result in self.allowed(wanted))
 
     @property
     def refused_every_valid_key(self) -> bool:

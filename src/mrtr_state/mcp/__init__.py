@@ -1,7 +1,8 @@
 """MCP integration: ``requestState`` as profile JWTs in servers built on the official SDK.
 
-Install with ``pip install 'mrtr-state[mcp]'`` (the MCP Python SDK, ``mcp>=2.3``,
-which speaks the 2026-07-28 revision with multi round-trip requests).
+Needs the ``mcp`` extra (the MCP Python SDK, ``mcp>=2.3``, which speaks the
+2026-07-28 revision with multi round-trip requests): ``pip install './[mcp]'``
+from a clone, ``pip install 'mrtr-state[mcp]'`` once the package is published.
 
 :class:`StateBoundary` is server middleware that takes the place of the SDK's own
 ``RequestStateBoundary``: every ``requestState`` a handler puts in an
@@ -24,7 +25,9 @@ CC BY 4.0).
 
 from __future__ import annotations
 
-_INSTALL_HINT = "pip install 'mrtr-state[mcp]'"
+_INSTALL_HINT = (
+    "the mcp extra: pip install './[mcp]' from a clone (pip install 'mrtr-state[mcp]' once published)"
+)
 
 try:
     import mcp_types

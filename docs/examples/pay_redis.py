@@ -1,0 +1,13 @@
+import os
+from typing import Any
+
+from mrtr_state import Keyring, StateSealer
+from mrtr_state.replay_redis import RedisReplayStore
+
+store = RedisReplayStore.from_url(os.environ["REDIS_URL"])      # 1 s timeouts, no retries
+sealer = StateSealer(Keyring.from_env(), issuer="https://files.example.com", replay_store=store)
+
+
+def pay(token: str, user: str, arguments: dict[str, Any]) -> str:
+    state = sealer.open(token, user=user, tool="pay", arguments=arguments, consume=True)
+    return f"Paid {state['amount']}."  # once per state: a second presentation is refused as replayed

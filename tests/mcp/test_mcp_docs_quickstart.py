@@ -1,0 +1,171 @@
+"""The MCP quick starts of the docs, run as written: a stdio server and an HTTP server with bearer auth.
+
+Issue 25: the documented quick start had no authentication (it failed with "no authenticated
+principal") and left the token verifier out. Both forms are files under docs/examples/ that the
+Markdown quotes byte for byte (tests/docs); here each runs as its own process (the HTTP one on
+loopback), the SDK's client (and, for HTTP, the documented client file) drives a round trip
+through it, a changed or foreign state is refused, and the process is stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, ElicitResult, InputRequiredResult
+from server.launch import stop
+
+from conftest import REPO, one_byte_changed
+from mrtr_state import Keyring, decode_unverified
+from mrtr_state.mcp import REASON_META_KEY
+
+DOCS = REPO / "docs" / "examples"
+YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
+OLD = {"branch": "old-feature"}
+USERS = {"alice-docs-token": "alice", "bob-docs-token": "bob"}
+
+
+def keys(alg: str = "EdDSA") -> str:
+    return json.dumps(Keyring.generate(alg).private_jwks())
+
+
+def reason(result: Any) -> str:
+    assert isinstance(result, CallToolResult), result
+    assert result.is_error is True
+    assert result.meta is not None
+    return str(result.meta[REASON_META_KEY])
+
+
+def text(result: Any) -> str:
+    assert isinstance(result, CallToolResult), result
+    assert not result.is_error, result
+    return str(result.content[0].text)
+
+
+async def call(client: Client, state: str | None = None, responses: Any = None) -> Any:
+    return await client.session.call_tool(
+        "delete_branch", OLD, allow_input_required=True, request_state=state, input_responses=responses
+    )
+
+
+def test_the_stdio_quick_start_binds_its_fixed_principal_and_refuses_a_changed_state() -> None:
+    server = StdioServerParameters(
+        command=sys.executable, args=[str(DOCS / "mcp_stdio_server.py")], env={"MRTR_STATE_KEYS": keys()}
+    )
+
+    async def scenario() -> tuple[Any, ...]:
+        async with Client(server) as client:
+            asked = await call(client)
+            assert isinstance(asked, InputRequiredResult), asked
+            state = asked.request_state or ""
+            changed = await call(client, one_byte_changed(state), YES)
+            done = await call(client, state, YES)
+            again = await call(client, state, YES)
+        return state, changed, done, again
+
+    state, changed, done, again = anyio.run(scenario)
+    assert decode_unverified(state)[1]["sub"] == "local-user"
+    assert reason(changed) == "bad_signature"
+    assert text(done) == "Deleted old-feature (it was at 4b1d0aa)."
+    assert reason(again) == "replayed"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(params=["EdDSA", "A256GCM"])
+def http_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The HTTP quick start on a free loopback port, signing (EdDSA) or encrypting (A256GCM) its states."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "MRTR_STATE_KEYS": keys(request.param),
+        "BEARER_TOKENS": json.dumps(USERS),
+        "PORT": str(port),
+    }
+    process = subprocess.Popen(
+        [sys.executable, str(DOCS / "mcp_http_server.py")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, (
+                f"the server exited: {process.stderr.read() if process.stderr else ''}"
+            )
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP quick start did not listen within 60 s"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(process)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def test_the_http_quick_start_binds_the_bearer_tokens_user_and_refuses_another(http_server: str) -> None:
+    async def as_user(user: str, state: str | None = None, responses: Any = None) -> Any:
+        token = next(token for token, owner in USERS.items() if owner == user)
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+            Client(streamable_http_client(http_server, http_client=http)) as client,
+        ):
+            return await call(client, state, responses)
+
+    async def scenario() -> tuple[Any, ...]:
+        asked = await as_user("alice")
+        assert isinstance(asked, InputRequiredResult), asked
+        state = asked.request_state or ""
+        foreign = await as_user("bob", state, YES)
+        done = await as_user("alice", state, YES)
+        async with httpx2.AsyncClient(timeout=30) as anonymous:
+            unauthenticated = await anonymous.post(http_server, json={})
+        return state, foreign, done, unauthenticated.status_code
+
+    state, foreign, done, status = anyio.run(scenario)
+    if state.count(".") == 2:  # signed: the client can read the claims; encrypted: it cannot
+        assert decode_unverified(state)[1]["sub"] == "alice"
+    else:
+        assert state.count(".") == 4
+        assert "alice" not in state
+    assert reason(foreign) == "wrong_user"
+    assert text(done) == "Deleted old-feature (it was at 4b1d0aa)."
+    assert status == 401
+
+
+def test_the_http_quick_starts_client_confirms_and_sees_a_changed_state_refused(http_server: str) -> None:
+    client = subprocess.run(
+        [sys.executable, str(DOCS / "mcp_http_client.py")],
+        env={**os.environ, "MCP_URL": http_server, "BEARER_TOKEN": "alice-docs-token"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert client.returncode == 0, client.stdout + client.stderr[-3000:]
+    assert client.stdout.splitlines() == [
+        "asked to confirm",
+        "changed state: refused: bad_signature",
+        "sealed state: Deleted old-feature (it was at 4b1d0aa).",
+    ]

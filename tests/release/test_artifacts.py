@@ -1,0 +1,167 @@
+"""The release check: the sdist and the wheel install and work outside the repository.
+
+``python -m build`` makes both artifacts (the wheel from the sdist, so the sdist is
+proved complete); each goes into a fresh virtual environment in a temporary folder
+outside the clone, and from there the README's quick start runs (and, from the wheel
+installed with the ``mcp`` extra, the stdio MCP quick start through a round trip), and
+``mrtr-state conformance`` runs the installed package through its packaged vectors. Issue 25: an
+installed wheel could not run the conformance command (it carried no vectors), and no
+test installed an artifact. The npm tarball's check belongs to the TypeScript package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "spec" / "vectors"
+CONSTRAINTS = ROOT / "requirements" / "constraints.txt"
+QUICKSTART = ROOT / "docs" / "examples" / "quickstart.py"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _digests(paths: dict[str, bytes]) -> dict[str, str]:
+    return {name: hashlib.sha256(data).hexdigest() for name, data in paths.items()}
+
+
+def _spec_vectors() -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(VECTORS.glob("*.json"))}
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """The environment without whatever points at the clone's venv or sources."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env.update(extra)
+    return env
+
+
+def _run(command: list[str], *, cwd: Path, timeout: float, **extra: str) -> subprocess.CompletedProcess[str]:
+    run = subprocess.run(
+        command,
+        cwd=cwd,
+        env=_clean_env(**extra),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert run.returncode == 0, (
+        f"{command[:4]} exited {run.returncode}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    )
+    return run
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The sdist and the wheel, built from this clone into a temporary folder."""
+    try:
+        import build  # noqa: F401  (the dev extra installs it)
+    except ImportError:
+        if IN_CI:
+            pytest.fail("the release check needs 'build' (the dev extra): CI=true makes that a failure")
+        pytest.skip("the release check needs 'build' (pip install -e '.[dev]')")
+    out = tmp_path_factory.mktemp("dist")
+    _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], cwd=out, timeout=300)
+    wheels, sdists = sorted(out.glob("*.whl")), sorted(out.glob("*.tar.gz"))
+    assert len(wheels) == 1, sorted(p.name for p in out.iterdir())
+    assert len(sdists) == 1, sorted(p.name for p in out.iterdir())
+    return {"wheel": wheels[0], "sdist": sdists[0]}
+
+
+def test_the_wheel_carries_the_vectors_byte_for_byte(artifacts: dict[str, Path]) -> None:
+    with zipfile.ZipFile(artifacts["wheel"]) as wheel:
+        packaged = {
+            name.rsplit("/", 1)[1]: wheel.read(name)
+            for name in wheel.namelist()
+            if name.startswith("mrtr_state/_vectors/")
+        }
+    assert packaged, "the wheel has no mrtr_state/_vectors/"
+    assert _digests(packaged) == _digests(_spec_vectors())
+
+
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_an_installed_artifact_runs_the_quick_start_and_conformance_outside_the_clone(
+    kind: str, artifacts: dict[str, Path], tmp_path: Path
+) -> None:
+    env_dir = tmp_path / "env"
+    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    cli = env_dir / "bin" / "mrtr-state"
+    # The wheel with the mcp extra (its stdio quick start runs below), the sdist with the core alone.
+    requirement = f"{artifacts[kind]}[mcp]" if kind == "wheel" else str(artifacts[kind])
+    _run(
+        [str(python), "-m", "pip", "install", "--quiet", "-c", str(CONSTRAINTS), requirement],
+        cwd=tmp_path,
+        timeout=600,
+    )
+    where = _run(
+        [str(python), "-c", "import mrtr_state; print(mrtr_state.__file__)"], cwd=tmp_path, timeout=60
+    )
+    installed = Path(where.stdout.strip()).resolve()
+    assert env_dir.resolve() in installed.parents, installed
+    assert ROOT not in installed.parents
+    assert ROOT not in tmp_path.resolve().parents
+
+    copy = installed.parent / "_vectors"
+    assert _digests({p.name: p.read_bytes() for p in sorted(copy.glob("*.json"))}) == _digests(
+        _spec_vectors()
+    )
+
+    # The README's quick start, with a key from the installed command.
+    keys = _run([str(cli), "keygen", "--alg", "EdDSA"], cwd=tmp_path, timeout=60).stdout
+    script = tmp_path / "quickstart.py"
+    script.write_bytes(QUICKSTART.read_bytes())
+    quick = _run([str(python), str(script)], cwd=tmp_path, timeout=60, MRTR_STATE_KEYS=keys)
+    assert quick.stdout.splitlines() == [
+        "{'step': 'confirm'}",
+        "wrong_user",
+        "The request state belongs to another user.",
+    ]
+
+    if kind == "wheel":
+        # The MCP quick start (stdio, docs/mcp.md), driven by the SDK's client from this environment.
+        server = tmp_path / "mcp_stdio_server.py"
+        server.write_bytes((ROOT / "docs" / "examples" / "mcp_stdio_server.py").read_bytes())
+        driver = tmp_path / "round_trip.py"
+        driver.write_bytes(Path(__file__).with_name("stdio_round_trip.py").read_bytes())
+        trip = _run(
+            [str(python), str(driver), str(server)],
+            cwd=tmp_path,
+            timeout=120,
+            MRTR_STATE_KEYS=keys,
+        )
+        assert trip.stdout.splitlines() == [
+            "input_required",
+            "bad_signature",
+            "Deleted old-feature (it was at 4b1d0aa).",
+        ]
+
+    # The conformance runner against the installed reference, with the packaged vectors (no --vectors).
+    run = _run(
+        [
+            str(cli),
+            "conformance",
+            "--quiet",
+            "--mutations",
+            "200",
+            "--seed",
+            "25",
+            "--",
+            str(cli),
+            "conformance",
+            "--serve",
+        ],
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert "class reached: strict" in run.stdout
+    assert run.stdout.rstrip().endswith(" 0 failed"), run.stdout[-2000:]

@@ -139,10 +139,13 @@ def key_for_header(header: dict[str, Any], ring: Keyring) -> Key:
     return key
 
 
-def verify_signature(key: Key, header: str, payload: str, signature: str) -> None:
-    """Step 10: the signature has the algorithm's length and verifies under ``key``."""
+def verify_signature(key: Key, signing_input: str, signature: str) -> None:
+    """Step 10: the signature has the algorithm's length and verifies under ``key``.
+
+    ``signing_input`` is the token up to its second dot (header and payload segments).
+    """
     raw = _b64.decode_checked(signature)
-    if len(raw) != SIGNATURE_BYTES[key.alg] or not key.verify(f"{header}.{payload}".encode("ascii"), raw):
+    if len(raw) != SIGNATURE_BYTES[key.alg] or not key.verify(signing_input.encode("ascii"), raw):
         raise InvalidRequestState("bad_signature", "the signature does not verify")
 
 
@@ -167,7 +170,7 @@ def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) 
     key = known.get(header)
     if key is None:
         key = key_for_header(decode_header(header), ring)
-    verify_signature(key, header, payload, signature)
+    verify_signature(key, token[: len(header) + 1 + len(payload)], signature)  # type: ignore[index]
     return decode_payload(payload)
 
 

@@ -32,6 +32,7 @@ from mrtr_state.key_source import (
 from mrtr_state.keys import A256GCMKey, Key, Keyring
 from mrtr_state.metrics import StateMetrics, record
 from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
+from mrtr_state.target import given
 
 __all__ = [
     "DEFAULT_LEEWAY",
@@ -343,7 +344,8 @@ class StateSealer:
                 binding and ``arguments`` is missing for a tool or prompt.
             KeyringError: the ring cannot sign (its first key is a public key).
         """
-        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
+        binding = Binding(user, kind, name, arguments)
         return self.seal_bound(state, binding)
 
     def seal_bound(self, state: Any, binding: Binding) -> str:
@@ -436,7 +438,8 @@ class StateSealer:
             TypeError: ``consume=True`` with an async store (use :meth:`open_async`).
         """
         store = self._store_for(consume, awaiting=False) if consume else None  # configuration errors first
-        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
+        binding = Binding(user, kind, name, arguments)
         return self._open(token, binding, store, require_arguments)
 
     def open_bound(
@@ -499,7 +502,8 @@ class StateSealer:
         Verification itself is CPU work of microseconds and is not offloaded.
         """
         store = self._store_for(consume, awaiting=True)  # configuration errors first, as always
-        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
+        binding = Binding(user, kind, name, arguments)
         return await self._open_async(token, binding, store, require_arguments)
 
     async def open_bound_async(
@@ -550,7 +554,11 @@ class StateSealer:
         """Steps 1 to 11 with the current keys; once more after ``unknown_key`` if new keys came."""
         generation = self._keys if self._read_keys is None else self._current()
         try:
-            return self._decode_with(generation, token)
+            if jwe.is_encrypted(token, self._max_token_bytes):
+                return jwe.open_claims(
+                    token, self._max_token_bytes, generation.encrypted_headers, generation.ring
+                )
+            return jws.verify(token, self._max_token_bytes, generation.signed_headers, generation.ring)
         except InvalidRequestState as refusal:
             # Step 8 refuses before any store is touched, so a second attempt is
             # the first one that can have an effect; the provider's cooldown
@@ -595,17 +603,16 @@ class StateSealer:
         self, decoded: dict[str, Any], binding: Binding, require_arguments: bool | None
     ) -> dict[str, Any]:
         """Steps 12 to 19 on decoded claims: return them, or raise :class:`InvalidRequestState`."""
+        claims.check(decoded, now=int(self._clock()), leeway=self._leeway, max_lifetime=self._max_lifetime)
         required = self._require_arguments if require_arguments is None else require_arguments
-        return claims.validate(
+        claims.check_bindings(
             decoded,
-            now=int(self._clock()),
-            leeway=self._leeway,
-            max_lifetime=self._max_lifetime,
             issuer=self._issuer,
             binding=binding,
             # A resource read has no arguments (profile, 3.4): nothing to require.
             require_arguments=required and binding.kind != "resource",
         )
+        return decoded
 
     def _count_refusal(self, binding: Binding, refusal: InvalidRequestState) -> None:
         """Report a refusal to the metrics: the target method and the reason code, never a value."""

@@ -84,6 +84,7 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     The size is checked first, on the length alone (an ASCII string's length is its
     size in bytes), so an oversized input costs the same whatever its content.
     """
+    # Profile 5, step 1: size, checked before any decoding (a value that is not a string is malformed).
     if not isinstance(token, str):
         raise InvalidRequestState("malformed", "the token is not a string")
     # The cap counts UTF-8 bytes; a string never has fewer bytes than characters, so
@@ -92,6 +93,7 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
         not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
     ):
         raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
+    # Profile 5, step 2: three non-empty segments of the base64url alphabet.
     # Deleting every base64url character must leave exactly the two dots: one C-speed
     # pass checks the alphabet and the segment count (a regex costs more; the figure
     # is in docs/benchmarks.md).
@@ -100,6 +102,7 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     header, payload, signature = token.split(".")
     if not (header and payload and signature):
         raise InvalidRequestState("malformed", "a segment of the token is empty")
+    # Profile 5, step 3: each segment canonical unpadded base64url.
     if not (_b64.is_canonical(header) and _b64.is_canonical(payload) and _b64.is_canonical(signature)):
         raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
     return header, payload, signature
@@ -107,6 +110,7 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
 
 def decode_header(segment: str) -> dict[str, Any]:
     """Step 4: the header is a strict UTF-8 JSON object."""
+    # Profile 5, step 4: the header is strict JSON (mrtr_state._json), a single object.
     try:
         header = _json.loads(_b64.decode_checked(segment), max_depth=_json.MAX_TEXT_DEPTH)
     except ValueError:
@@ -118,10 +122,13 @@ def decode_header(segment: str) -> dict[str, Any]:
 
 def check_header(header: dict[str, Any]) -> None:
     """Steps 5 to 7, which need no key: allowlisted parameters, ``alg``, ``typ``."""
+    # Profile 5, step 5: no header member other than alg, typ and kid.
     if not HEADER_PARAMETERS.issuperset(header):
         raise InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids")
+    # Profile 5, step 6: alg is HS256 or EdDSA.
     if header.get("alg") not in ALGORITHMS:
         raise InvalidRequestState("unsupported_header", "the header's alg is not HS256 or EdDSA")
+    # Profile 5, step 7: typ is exactly mrtr-state+jwt, as a decoded string.
     if header.get("typ") != TYP:
         raise InvalidRequestState("wrong_type", f"the header's typ is not exactly {TYP!r}")
 
@@ -130,10 +137,12 @@ def key_for_header(header: dict[str, Any], ring: Keyring) -> Key:
     """Steps 5 to 9: :func:`check_header`, then ``kid`` and the key's algorithm."""
     check_header(header)
     alg = header["alg"]
+    # Profile 5, step 8: kid is a string naming a key of the ring.
     kid = header.get("kid")
     key = ring.get(kid) if isinstance(kid, str) else None
     if key is None:
         raise InvalidRequestState("unknown_key", "the header's kid names no key in the ring")
+    # Profile 5, step 9: the algorithm is pinned to the key, never chosen by the token.
     if key.alg != alg:
         raise InvalidRequestState("algorithm_mismatch", "the header's alg is not the algorithm of its key")
     return key
@@ -144,6 +153,7 @@ def verify_signature(key: Key, signing_input: str, signature: str) -> None:
 
     ``signing_input`` is the token up to its second dot (header and payload segments).
     """
+    # Profile 5, step 10: the signature's length, then it verifies (HS256 compared in constant time).
     raw = _b64.decode_checked(signature)
     if len(raw) != SIGNATURE_BYTES[key.alg] or not key.verify(signing_input.encode("ascii"), raw):
         raise InvalidRequestState("bad_signature", "the signature does not verify")
@@ -151,6 +161,7 @@ def verify_signature(key: Key, signing_input: str, signature: str) -> None:
 
 def decode_payload(segment: str) -> dict[str, Any]:
     """Step 11: the payload is a strict UTF-8 JSON object."""
+    # Profile 5, step 11: the claims set is strict JSON (I-JSON, depth 33), a single object.
     try:
         claims = _json.loads(_b64.decode_checked(segment), max_depth=_json.MAX_TEXT_DEPTH)
     except ValueError:
@@ -167,6 +178,7 @@ def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) 
     names its key without being parsed.
     """
     header, payload, signature = split(token, max_bytes)
+    # A header this ring mints with passes steps 4 to 9 by construction: its key is known.
     key = known.get(header)
     if key is None:
         key = key_for_header(decode_header(header), ring)

@@ -464,6 +464,7 @@ class StateSealer:
         try:
             valid = self._validate(self._decode(token), binding, require_arguments)
             if store is not None:
+                # Profile 5, step 20: single use, last, so an invalid token never costs a store write.
                 key, expires_at = self._redemption(valid)
                 try:
                     first = store.redeem(key, expires_at=expires_at)
@@ -525,6 +526,7 @@ class StateSealer:
         try:
             valid = self._validate(await self._decode_async(token), binding, require_arguments)
             if store is not None:
+                # Profile 5, step 20: single use, awaited, after every other step.
                 key, expires_at = self._redemption(valid)
                 try:
                     answer = store.redeem(key, expires_at=expires_at)

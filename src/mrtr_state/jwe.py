@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from mrtr_state import _b64, _json
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.jws import TYP, decode_header
+from mrtr_state.jws import TYP, check_size, decode_header, read_object
 from mrtr_state.keys import ENCRYPTION_ALGORITHM, A256GCMKey, Key, Keyring
 
 __all__ = [
@@ -102,12 +102,7 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str, str]:
     Returns the protected header, IV, ciphertext and tag segments.
     """
     # Profile 5.1, step 1: size, as step 1 of section 5, before any decoding.
-    if not isinstance(token, str):
-        raise InvalidRequestState("malformed", "the token is not a string")
-    if len(token) > max_bytes or (
-        not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
-    ):
-        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
+    token = check_size(token, max_bytes)
     # Profile 5.1, step 2: five base64url segments, the second (encrypted key) empty, the others not.
     if _b64.outside_alphabet(token) != b"....":
         raise InvalidRequestState("malformed", "the token is not five base64url segments joined by '.'")
@@ -187,10 +182,4 @@ def open_claims(token: object, max_bytes: int, known: dict[str, A256GCMKey], rin
 def decode_claims(plaintext: bytes) -> dict[str, Any]:
     """Step 11: the decrypted claims are a strict UTF-8 JSON object."""
     # Profile 5.1, step 11: the plaintext is strict JSON as in step 11 of section 5.
-    try:
-        claims = _json.loads(plaintext, max_depth=_json.MAX_TEXT_DEPTH)
-    except ValueError:
-        raise InvalidRequestState("malformed", "the payload is not strict UTF-8 JSON") from None
-    if not isinstance(claims, dict):
-        raise InvalidRequestState("malformed", "the payload is not a JSON object")
-    return claims
+    return read_object(plaintext, "payload")

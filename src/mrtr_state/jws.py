@@ -32,12 +32,14 @@ __all__ = [
     "HEADER_PARAMETERS",
     "TYP",
     "check_header",
+    "check_size",
     "decode_header",
     "decode_payload",
     "decode_unverified",
     "header_segment",
     "key_for_header",
     "known_headers",
+    "read_object",
     "sign",
     "size",
     "split",
@@ -78,11 +80,11 @@ def sign(key: Key, header: str, payload: bytes) -> str:
     return f"{signing_input}.{_b64.encode(key.sign(signing_input.encode('ascii')))}"
 
 
-def split(token: object, max_bytes: int) -> tuple[str, str, str]:
-    """Steps 1 to 3: size cap, three base64url segments, each canonical.
+def check_size(token: object, max_bytes: int) -> str:
+    """Step 1, for both forms: ``token`` is a string of at most ``max_bytes`` UTF-8 bytes.
 
-    The size is checked first, on the length alone (an ASCII string's length is its
-    size in bytes), so an oversized input costs the same whatever its content.
+    Checked on the length alone first (an ASCII string's length is its size in
+    bytes), so an oversized input costs the same whatever its content.
     """
     # Profile 5, step 1: size, checked before any decoding (a value that is not a string is malformed).
     if not isinstance(token, str):
@@ -93,6 +95,12 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
         not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
     ):
         raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
+    return token
+
+
+def split(token: object, max_bytes: int) -> tuple[str, str, str]:
+    """Steps 1 to 3: size cap (:func:`check_size`), three base64url segments, each canonical."""
+    token = check_size(token, max_bytes)
     # Profile 5, step 2: three non-empty segments of the base64url alphabet.
     # Deleting every base64url character must leave exactly the two dots: one C-speed
     # pass checks the alphabet and the segment count (a regex costs more; the figure
@@ -108,16 +116,24 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     return header, payload, signature
 
 
+def read_object(raw: bytes, what: str) -> dict[str, Any]:
+    """Steps 4 and 11, for both forms: ``raw`` is one strict UTF-8 JSON object (:mod:`mrtr_state._json`).
+
+    ``what`` (``"header"`` or ``"payload"``) names it in the refusal's message.
+    """
+    try:
+        value = _json.loads(raw, max_depth=_json.MAX_TEXT_DEPTH)
+    except ValueError:
+        raise InvalidRequestState("malformed", f"the {what} is not strict UTF-8 JSON") from None
+    if not isinstance(value, dict):
+        raise InvalidRequestState("malformed", f"the {what} is not a JSON object")
+    return value
+
+
 def decode_header(segment: str) -> dict[str, Any]:
     """Step 4: the header is a strict UTF-8 JSON object."""
-    # Profile 5, step 4: the header is strict JSON (mrtr_state._json), a single object.
-    try:
-        header = _json.loads(_b64.decode_checked(segment), max_depth=_json.MAX_TEXT_DEPTH)
-    except ValueError:
-        raise InvalidRequestState("malformed", "the header is not strict UTF-8 JSON") from None
-    if not isinstance(header, dict):
-        raise InvalidRequestState("malformed", "the header is not a JSON object")
-    return header
+    # Profile 5, step 4: the header is strict JSON, a single object.
+    return read_object(_b64.decode_checked(segment), "header")
 
 
 def check_header(header: dict[str, Any]) -> None:
@@ -162,13 +178,7 @@ def verify_signature(key: Key, signing_input: str, signature: str) -> None:
 def decode_payload(segment: str) -> dict[str, Any]:
     """Step 11: the payload is a strict UTF-8 JSON object."""
     # Profile 5, step 11: the claims set is strict JSON (I-JSON, depth 33), a single object.
-    try:
-        claims = _json.loads(_b64.decode_checked(segment), max_depth=_json.MAX_TEXT_DEPTH)
-    except ValueError:
-        raise InvalidRequestState("malformed", "the payload is not strict UTF-8 JSON") from None
-    if not isinstance(claims, dict):
-        raise InvalidRequestState("malformed", "the payload is not a JSON object")
-    return claims
+    return read_object(_b64.decode_checked(segment), "payload")
 
 
 def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) -> dict[str, Any]:

@@ -21,13 +21,18 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from mrtr_state import _b64, _json, claims, jwe, jws
-from mrtr_state._observe import observed_open, observed_open_async, observed_seal
 from mrtr_state.binding import Binding
 from mrtr_state.errors import InvalidRequestState, KeyringError
-from mrtr_state.key_source import KeySource, is_key_source
+from mrtr_state.key_source import (
+    KeyProvider,
+    keys_of,
+    refresh_for_unknown_key,
+    refresh_for_unknown_key_async,
+)
 from mrtr_state.keys import A256GCMKey, Key, Keyring
-from mrtr_state.metrics import StateMetrics
+from mrtr_state.metrics import StateMetrics, record
 from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
+from mrtr_state.target import given
 
 __all__ = [
     "DEFAULT_LEEWAY",
@@ -71,12 +76,54 @@ def _non_empty(name: str, value: object) -> str:
     return value
 
 
+class _Generation:
+    """One set of a sealer's keys and what the sealer derives from it, made once per set.
+
+    ``keys`` is the tuple the provider handed out (compared by identity to notice
+    a change); the rest belongs to one set of usable keys: the ring, the header
+    segments each form's fast path knows (:func:`~mrtr_state.jws.known_headers`,
+    :func:`~mrtr_state.jwe.known_headers`), and what new tokens are minted with.
+    """
+
+    __slots__ = ("encrypted_headers", "keys", "minting_header", "ring", "signed_headers", "signing_key")
+
+    keys: tuple[Key, ...]
+    ring: Keyring
+    signed_headers: dict[str, Key]
+    encrypted_headers: dict[str, A256GCMKey]
+    minting_header: str
+    signing_key: Key | None
+
+    def __init__(self, keys: tuple[Key, ...], ring: Keyring) -> None:
+        self.keys = keys
+        self.ring = ring
+        self.signed_headers = jws.known_headers(ring)
+        self.encrypted_headers = jwe.known_headers(ring)
+        first = ring.keys[0]
+        self.minting_header = (
+            jwe.header_segment(first) if isinstance(first, A256GCMKey) else jws.header_segment(first)
+        )
+        self.signing_key = first if first.can_sign else None
+
+    def under(self, keys: tuple[Key, ...]) -> _Generation:
+        """A copy remembered as the generation of ``keys``: unusable keys keep the last good ones."""
+        kept = _Generation.__new__(_Generation)
+        for name in _Generation.__slots__:
+            setattr(kept, name, getattr(self, name))
+        kept.keys = keys
+        return kept
+
+
 class StateSealer:
     """Seal state into a ``requestState`` token, and open it on the retry.
 
     Args:
         ring: the keys; the first signs (or, an A256GCM key, encrypts), every key
-            opens the tokens of its own form.
+            opens the tokens of its own form. A :class:`~mrtr_state.Keyring`, or a
+            provider of the current keys (see :mod:`mrtr_state.key_source`): a key
+            source such as :class:`~mrtr_state.remote_jwks.RemoteJWKS` or
+            :class:`~mrtr_state.reloading.ReloadingKeyring`, or a function
+            returning the current :class:`~mrtr_state.Keyring`.
         issuer: this server's identity, written to and required in ``iss``.
         ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
             when that is shorter).
@@ -103,36 +150,33 @@ class StateSealer:
             :mod:`mrtr_state.metrics`): ``OpenTelemetryMetrics()`` or a plain
             function ``(event, attributes)``. Default: not counted.
 
-    A sealer holds no mutable state and is safe to share between threads.
+    A sealer holds no mutable state of its own and is safe to share between threads.
 
-    ``ring`` may also be a key source whose keys change while the server runs
-    (:class:`~mrtr_state.remote_jwks.RemoteJWKS`,
-    :class:`~mrtr_state.reloading.ReloadingKeyring`; see :mod:`mrtr_state.key_source`):
-    each call then seals or opens with the keys the source holds at that moment.
+    With a provider whose keys change, each call seals or opens with the keys it
+    holds at that moment; what the sealer derives from a set of keys is made once
+    per set. A token refused as ``unknown_key`` is opened once more if the
+    provider, asked to look for new keys (``refresh_for_unknown_key``), found some,
+    or if its keys changed meanwhile anyway. Keys a provider hands out that cannot
+    be used are logged once and the last good ones stay in use.
     """
 
     __slots__ = (
         "_clock",
-        "_encrypted_headers",
         "_entropy",
-        "_generation",
         "_issuer",
-        "_known_headers",
+        "_keys",
         "_leeway",
         "_max_lifetime",
         "_max_token_bytes",
         "_metrics",
-        "_options",
+        "_read_keys",
         "_replay_async",
         "_replay_store",
         "_require_arguments",
-        "_ring",
-        "_signing_header",
         "_source",
         "_ttl",
     )
 
-    _ring: Keyring
     _issuer: str
     _ttl: int
     _max_lifetime: int
@@ -140,20 +184,17 @@ class StateSealer:
     _max_token_bytes: int
     _clock: Callable[[], float]
     _entropy: Callable[[int], bytes]
-    _known_headers: dict[str, Key]
-    _encrypted_headers: dict[str, A256GCMKey]
     _replay_store: ReplayStore | AsyncReplayStore | None
     _replay_async: bool
     _require_arguments: bool
-    _signing_header: str
-    _source: KeySource
+    _source: KeyProvider
+    _read_keys: Callable[[], tuple[Key, ...]] | None
+    _keys: _Generation
     _metrics: StateMetrics | None
-    _options: dict[str, Any]
-    _generation: tuple[tuple[Key, ...], StateSealer] | None
 
     def __init__(
         self,
-        ring: KeySource,
+        ring: KeyProvider,
         *,
         issuer: str,
         ttl: int | None = None,
@@ -166,13 +207,13 @@ class StateSealer:
         require_arguments: bool = False,
         metrics: StateMetrics | None = None,
     ) -> None:
-        # Every keyword option, as given: a source whose keys change gets a sealer
-        # made with the same options for each generation of its keys (_current).
-        options = {name: value for name, value in locals().items() if name not in ("self", "ring")}
-        if not is_key_source(ring):
-            raise TypeError(f"ring must be a Keyring or a key source, not {type(ring).__name__}")
-        source, source_keys = ring, ring.keys
-        ring = ring if isinstance(ring, Keyring) else Keyring(source_keys)
+        if isinstance(ring, Keyring):
+            read_keys = None
+            generation = _Generation(ring.keys, ring)
+        else:
+            read_keys = keys_of(ring)  # TypeError for anything that provides no keys
+            keys = read_keys()
+            generation = _Generation(keys, Keyring(keys))
         if metrics is not None and not callable(metrics):
             raise TypeError("metrics must be a callable (event, attributes), such as OpenTelemetryMetrics()")
         max_lifetime = _positive_int("max_lifetime", max_lifetime, 1)
@@ -186,11 +227,10 @@ class StateSealer:
         if not isinstance(require_arguments, bool):
             raise TypeError(f"require_arguments must be a bool, not {type(require_arguments).__name__}")
         settings = {
-            "_source": source,
-            "_generation": (source_keys, self),
-            "_options": options,
+            "_source": ring,
+            "_read_keys": read_keys,
+            "_keys": generation,
             "_metrics": metrics,
-            "_ring": ring,
             "_issuer": _non_empty("issuer", issuer),
             "_ttl": ttl,
             "_max_lifetime": max_lifetime,
@@ -201,11 +241,6 @@ class StateSealer:
             "_replay_store": replay_store,
             "_replay_async": is_async_store(replay_store),
             "_require_arguments": require_arguments,
-            # The header segments this generation's keys mint with, for each form's
-            # fast path (jws.verify, jwe.open_claims).
-            "_known_headers": jws.known_headers(ring),
-            "_encrypted_headers": jwe.known_headers(ring),
-            "_signing_header": _minting_header(ring.keys[0]),
         }
         for name, value in settings.items():
             object.__setattr__(self, name, value)
@@ -223,8 +258,8 @@ class StateSealer:
         )
 
     @property
-    def ring(self) -> KeySource:
-        """The key ring, or the key source given in its place."""
+    def ring(self) -> KeyProvider:
+        """The key ring, or the provider of keys given in its place."""
         return self._source
 
     @property
@@ -232,28 +267,28 @@ class StateSealer:
         """Where outcomes are counted, or ``None``."""
         return self._metrics
 
-    def _current(self) -> StateSealer:
-        """The sealer for the keys the source holds now: this one, or one per generation.
+    def _current(self) -> _Generation:
+        """The generation of the keys the provider holds now (a ring's never changes).
 
-        A :class:`Keyring` never changes, so a sealer made with one is its own. For
-        a source whose keys change, a sealer of the current keys is made (with the
-        same options) when the ``keys`` tuple changes, so that everything derived
-        from the keys (the header fast path, the signing header) always belongs to
-        one generation and a removed key stops opening at once.
+        A new generation is made when the provider hands out another ``keys``
+        tuple, so that everything derived from keys belongs to one set and a
+        removed key stops opening at once. Keys that cannot be used are logged
+        once and the last good generation stays in use.
         """
-        if self._source is self._ring:
-            return self
-        keys = self._source.keys
-        generation = self._generation
-        if generation is None or generation[0] is not keys:
-            try:
-                current = StateSealer(Keyring(keys), **self._options)
-            except KeyringError as exc:  # a source broke its contract: keep the last good keys
-                _logger.error("the key source %r gave keys that cannot be used: %s", self._source, exc)
-                current = self if generation is None else generation[1]
-            generation = (keys, current)
-            object.__setattr__(self, "_generation", generation)
-        return generation[1]
+        generation = self._keys
+        read_keys = self._read_keys
+        if read_keys is None:
+            return generation
+        keys = read_keys()
+        if keys is generation.keys:
+            return generation
+        try:
+            fresh = _Generation(keys, Keyring(keys))
+        except KeyringError as exc:  # a provider broke its contract: keep the last good keys
+            _logger.error("the key source %r gave keys that cannot be used: %s", self._source, exc)
+            fresh = generation.under(keys)
+        object.__setattr__(self, "_keys", fresh)
+        return fresh
 
     @property
     def issuer(self) -> str:
@@ -310,7 +345,8 @@ class StateSealer:
                 binding and ``arguments`` is missing for a tool or prompt.
             KeyringError: the ring cannot sign (its first key is a public key).
         """
-        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
+        kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
+        binding = Binding(user, kind, name, arguments)
         return self.seal_bound(state, binding)
 
     def seal_bound(self, state: Any, binding: Binding) -> str:
@@ -334,7 +370,6 @@ class StateSealer:
             raise TypeError(f"state must be an EncodedState, not {type(state).__name__}")
         return self._seal(state, binding)
 
-    @observed_seal
     def _seal(self, state: Any, binding: Binding) -> str:
         """Mint a token for ``state``: checked by :meth:`seal_bound`, or an ``EncodedState``.
 
@@ -347,19 +382,19 @@ class StateSealer:
                 "request's arguments to seal (an empty dict when it has none)"
             )
         digest = binding.digest
-        key = self._ring.signing_key
-        jti = _b64.encode(self._entropy(_JTI_BYTES))
+        generation = self._keys if self._read_keys is None else self._current()
+        key = generation.signing_key or generation.ring.signing_key  # KeyringError for a verify-only ring
         payload = claims.encode(
             issuer=self._issuer,
             user=binding.user,
             aud=binding.aud,
             iat=int(self._clock()),
             ttl=self._ttl,
-            jti=jti,
+            jti=_b64.encode(self._entropy(_JTI_BYTES)),
             state=state,
             args_sha256=digest,
         )
-        header = self._signing_header
+        header = generation.minting_header
         encrypted = isinstance(key, A256GCMKey)
         size = jwe.size(header, len(payload)) if encrypted else jws.size(header, len(payload), key.alg)
         if size > self._max_token_bytes:
@@ -368,8 +403,12 @@ class StateSealer:
                 f"{self._max_token_bytes}; keep less in requestState"
             )
         if isinstance(key, A256GCMKey):
-            return jwe.encrypt(key, header, payload)
-        return jws.sign(key, header, payload)
+            token = jwe.encrypt(key, header, payload)
+        else:
+            token = jws.sign(key, header, payload)
+        if self._metrics is not None:
+            record(self._metrics, "seal", method=binding.method)
+        return token
 
     def open(
         self,
@@ -399,11 +438,11 @@ class StateSealer:
             ValueError: ``consume=True`` on a sealer without a replay store.
             TypeError: ``consume=True`` with an async store (use :meth:`open_async`).
         """
-        self._store_for(consume, awaiting=False)  # configuration errors first, as always
-        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
-        return self.open_bound(token, binding, consume=consume, require_arguments=require_arguments)
+        store = self._store_for(consume, awaiting=False) if consume else None  # configuration errors first
+        kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
+        binding = Binding(user, kind, name, arguments)
+        return self._open(token, binding, store, require_arguments)
 
-    @observed_open
     def open_bound(
         self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
     ) -> Any:
@@ -413,19 +452,35 @@ class StateSealer:
         in the binding for a :meth:`seal_bound` of the same request. Raises as
         :meth:`open`.
         """
-        store = self._store_for(consume, awaiting=False)
-        valid = self._verify(token, binding, require_arguments)
-        if store is not None:
-            key, expires_at = self._redemption(valid)
-            try:
-                first = store.redeem(key, expires_at=expires_at)
-            except Exception as exc:  # a faulty store fails closed, never open
-                raise _unavailable(exc) from None
-            if inspect.isawaitable(first):  # an async redeem the constructor could not see
-                if inspect.iscoroutine(first):
-                    first.close()
-                raise TypeError(_ASYNC_STORE_IN_SYNC_OPEN)
-            _settle(first)
+        return self._open(token, binding, self._store_for(consume, awaiting=False), require_arguments)
+
+    def _open(
+        self,
+        token: str,
+        binding: Binding,
+        store: ReplayStore | AsyncReplayStore | None,
+        require_arguments: bool | None,
+    ) -> Any:
+        """Steps 1 to 20, counted: the state of a valid token, or :class:`InvalidRequestState`."""
+        try:
+            valid = self._validate(self._decode(token), binding, require_arguments)
+            if store is not None:
+                # Profile 5, step 20: single use, last, so an invalid token never costs a store write.
+                key, expires_at = self._redemption(valid)
+                try:
+                    first = store.redeem(key, expires_at=expires_at)
+                except Exception as exc:  # a faulty store fails closed, never open
+                    raise _unavailable(exc) from None
+                if inspect.isawaitable(first):  # an async redeem the constructor could not see
+                    if inspect.iscoroutine(first):
+                        first.close()
+                    raise TypeError(_ASYNC_STORE_IN_SYNC_OPEN)
+                _settle(first)
+        except InvalidRequestState as refusal:
+            self._count_refusal(binding, refusal)
+            raise
+        if self._metrics is not None:
+            self._count_acceptance(binding, store is not None)
         return valid["state"]
 
     async def open_async(
@@ -448,27 +503,43 @@ class StateSealer:
         :class:`~mrtr_state.MemoryReplayStore`, which never blocks on I/O).
         Verification itself is CPU work of microseconds and is not offloaded.
         """
-        self._store_for(consume, awaiting=True)  # configuration errors first, as always
-        binding = Binding.of(user=user, tool=tool, prompt=prompt, resource=resource, arguments=arguments)
-        return await self.open_bound_async(
-            token, binding, consume=consume, require_arguments=require_arguments
-        )
+        store = self._store_for(consume, awaiting=True)  # configuration errors first, as always
+        kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
+        binding = Binding(user, kind, name, arguments)
+        return await self._open_async(token, binding, store, require_arguments)
 
-    @observed_open_async
     async def open_bound_async(
         self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
     ) -> Any:
         """:meth:`open_async` for a request already made a :class:`~mrtr_state.binding.Binding`."""
-        store = self._store_for(consume, awaiting=True)
-        valid = self._verify(token, binding, require_arguments)
-        if store is not None:
-            key, expires_at = self._redemption(valid)
-            try:
-                answer = store.redeem(key, expires_at=expires_at)
-                first = await answer if inspect.isawaitable(answer) else answer
-            except Exception as exc:  # a faulty store fails closed, never open
-                raise _unavailable(exc) from None
-            _settle(first)
+        return await self._open_async(
+            token, binding, self._store_for(consume, awaiting=True), require_arguments
+        )
+
+    async def _open_async(
+        self,
+        token: str,
+        binding: Binding,
+        store: ReplayStore | AsyncReplayStore | None,
+        require_arguments: bool | None,
+    ) -> Any:
+        """:meth:`_open` with an awaited redemption and an awaited look for new keys."""
+        try:
+            valid = self._validate(await self._decode_async(token), binding, require_arguments)
+            if store is not None:
+                # Profile 5, step 20: single use, awaited, after every other step.
+                key, expires_at = self._redemption(valid)
+                try:
+                    answer = store.redeem(key, expires_at=expires_at)
+                    first = await answer if inspect.isawaitable(answer) else answer
+                except Exception as exc:  # a faulty store fails closed, never open
+                    raise _unavailable(exc) from None
+                _settle(first)
+        except InvalidRequestState as refusal:
+            self._count_refusal(binding, refusal)
+            raise
+        if self._metrics is not None:
+            self._count_acceptance(binding, store is not None)
         return valid["state"]
 
     def _store_for(self, consume: bool, *, awaiting: bool) -> ReplayStore | AsyncReplayStore | None:
@@ -482,23 +553,87 @@ class StateSealer:
             raise TypeError(_ASYNC_STORE_IN_SYNC_OPEN)
         return store
 
-    def _verify(self, token: str, binding: Binding, require_arguments: bool | None = None) -> dict[str, Any]:
-        """Steps 1 to 19: return the validated claims or raise :class:`InvalidRequestState`."""
-        required = self._require_arguments if require_arguments is None else require_arguments
+    def _decode(self, token: str) -> dict[str, Any]:
+        """Steps 1 to 11 with the current keys; once more after ``unknown_key`` if new keys came."""
+        generation = self._keys if self._read_keys is None else self._current()
+        try:
+            if jwe.is_encrypted(token, self._max_token_bytes):
+                return jwe.open_claims(
+                    token, self._max_token_bytes, generation.encrypted_headers, generation.ring
+                )
+            return jws.verify(token, self._max_token_bytes, generation.signed_headers, generation.ring)
+        except InvalidRequestState as refusal:
+            # Step 8 refuses before any store is touched, so a second attempt is
+            # the first one that can have an effect; the provider's cooldown
+            # bounds how often it looks.
+            if refusal.reason != "unknown_key" or self._read_keys is None:
+                raise
+            try:
+                changed = refresh_for_unknown_key(self._source)
+            except Exception:  # a provider that raises must not turn a refusal into a crash
+                _logger.exception("the key source raised while looking for a new key")
+                changed = False
+            if not changed and self._current() is generation:
+                raise
+        return self._decode_with(self._current(), token)
+
+    async def _decode_async(self, token: str) -> dict[str, Any]:
+        """:meth:`_decode`: the provider looks for new keys without blocking the event loop."""
+        generation = self._keys if self._read_keys is None else self._current()
+        try:
+            return self._decode_with(generation, token)
+        except InvalidRequestState as refusal:
+            if refusal.reason != "unknown_key" or self._read_keys is None:
+                raise
+            try:
+                changed = await refresh_for_unknown_key_async(self._source)
+            except Exception:  # a provider that raises must not turn a refusal into a crash
+                _logger.exception("the key source raised while looking for a new key")
+                changed = False
+            if not changed and self._current() is generation:
+                raise
+        return self._decode_with(self._current(), token)
+
+    def _decode_with(self, generation: _Generation, token: str) -> dict[str, Any]:
+        """Steps 1 to 11 under one generation of keys: the claims, by the form the token has."""
         if jwe.is_encrypted(token, self._max_token_bytes):
-            decoded = jwe.open_claims(token, self._max_token_bytes, self._encrypted_headers, self._ring)
-        else:
-            decoded = jws.verify(token, self._max_token_bytes, self._known_headers, self._ring)
-        return claims.validate(
+            return jwe.open_claims(
+                token, self._max_token_bytes, generation.encrypted_headers, generation.ring
+            )
+        return jws.verify(token, self._max_token_bytes, generation.signed_headers, generation.ring)
+
+    def _validate(
+        self, decoded: dict[str, Any], binding: Binding, require_arguments: bool | None
+    ) -> dict[str, Any]:
+        """Steps 12 to 19 on decoded claims: return them, or raise :class:`InvalidRequestState`."""
+        claims.check(decoded, now=int(self._clock()), leeway=self._leeway, max_lifetime=self._max_lifetime)
+        required = self._require_arguments if require_arguments is None else require_arguments
+        claims.check_bindings(
             decoded,
-            now=int(self._clock()),
-            leeway=self._leeway,
-            max_lifetime=self._max_lifetime,
             issuer=self._issuer,
             binding=binding,
             # A resource read has no arguments (profile, 3.4): nothing to require.
             require_arguments=required and binding.kind != "resource",
         )
+        return decoded
+
+    def _count_refusal(self, binding: Binding, refusal: InvalidRequestState) -> None:
+        """Report a refusal to the metrics: the target method and the reason code, never a value."""
+        metrics = self._metrics
+        if metrics is None:
+            return
+        method = binding.method
+        record(metrics, "open", method=method, outcome="refused")
+        record(metrics, "refusal", method=method, reason=refusal.reason)
+        if refusal.reason == "store_unavailable":
+            record(metrics, "store_outage", method=method)
+
+    def _count_acceptance(self, binding: Binding, redeemed: bool) -> None:
+        """Report an accepted token (and its redemption) to the metrics."""
+        method = binding.method
+        record(self._metrics, "open", method=method, outcome="accepted")
+        if redeemed:
+            record(self._metrics, "redemption", method=method)
 
     def _redemption(self, valid: dict[str, Any]) -> tuple[str, int]:
         """Step 20's store key and retention for a verified token.
@@ -515,11 +650,6 @@ class StateSealer:
 _ASYNC_STORE_IN_SYNC_OPEN: Final = (
     "this sealer's replay store is asynchronous; redeem with await sealer.open_async(..., consume=True)"
 )
-
-
-def _minting_header(key: Key) -> str:
-    """The header segment new tokens carry: a JWE protected header for an A256GCM key."""
-    return jwe.header_segment(key) if isinstance(key, A256GCMKey) else jws.header_segment(key)
 
 
 def _unavailable(exc: Exception) -> InvalidRequestState:

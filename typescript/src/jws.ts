@@ -27,6 +27,7 @@ export type JsonObject = { [name: string]: Json };
 
 /** Step 1, for both forms: the token is a string of at most `maxBytes` UTF-8 bytes. */
 export function checkSize(token: unknown, maxBytes: number): asserts token is string {
+  // Profile 5, step 1 (and Profile 5.1, step 1): size, checked before any decoding.
   if (typeof token !== "string") throw new InvalidRequestState("malformed", "the token is not a string");
   // The cap counts UTF-8 bytes; a string never has more UTF-16 code units than UTF-8 bytes, so the
   // length alone refuses most oversized input before anything is counted. Buffer.byteLength counts a
@@ -47,9 +48,11 @@ export function isEncryptedForm(token: string): boolean {
 export function split(token: unknown, maxBytes: number): [string, string, string] {
   checkSize(token, maxBytes);
   const segments = token.split(".");
+  // Profile 5, step 2: three non-empty segments of the base64url alphabet.
   if (segments.length !== 3 || !segments.every((segment) => b64.BASE64URL.test(segment))) {
     throw new InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'");
   }
+  // Profile 5, step 3: each segment canonical unpadded base64url.
   if (!segments.every(b64.isCanonical)) {
     throw new InvalidRequestState("malformed", "a segment is not canonical unpadded base64url");
   }
@@ -63,6 +66,8 @@ export function decodeObject(segment: string, what: "header" | "payload"): Parse
 
 /** Steps 4 and 11 on bytes: a strict UTF-8 JSON object, or `malformed`. */
 export function parseObject(bytes: Uint8Array, what: "header" | "payload"): ParsedJson & { value: JsonObject } {
+  // Profile 5, step 4: the header is strict JSON, a single object (what = "header").
+  // Profile 5, step 11: the claims set is strict JSON, a single object (what = "payload").
   let parsed: ParsedJson;
   try {
     parsed = parseStrictJson(bytes, { maxDepth: MAX_TEXT_DEPTH, iJson: true });
@@ -75,20 +80,25 @@ export function parseObject(bytes: Uint8Array, what: "header" | "payload"): Pars
 
 /** Steps 5 to 7, which need no key: allowlisted parameters, `alg`, `typ` (compared as decoded strings). */
 export function checkHeader(header: JsonObject): void {
+  // Profile 5, step 5: no header member other than alg, typ and kid.
   if (!Object.keys(header).every((name) => HEADER_PARAMETERS.includes(name))) {
     throw new InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids");
   }
+  // Profile 5, step 6: alg is HS256 or EdDSA.
   if (header.alg !== "HS256" && header.alg !== "EdDSA") {
     throw new InvalidRequestState("unsupported_header", "the header's alg is not HS256 or EdDSA");
   }
+  // Profile 5, step 7: typ is exactly mrtr-state+jwt, as a decoded string.
   if (header.typ !== TYP) throw new InvalidRequestState("wrong_type", `the header's typ is not exactly '${TYP}'`);
 }
 
 /** Steps 5 to 9: {@link checkHeader}, then `kid` names a key of the ring whose algorithm is `alg`. */
 export function keyForHeader(header: JsonObject, ring: Keyring): Key {
   checkHeader(header);
+  // Profile 5, step 8: kid is a string naming a key of the ring.
   const key = typeof header.kid === "string" ? ring.get(header.kid) : undefined;
   if (key === undefined) throw new InvalidRequestState("unknown_key", "the header's kid names no key in the ring");
+  // Profile 5, step 9: the algorithm is pinned to the key.
   if (key.alg !== header.alg) {
     throw new InvalidRequestState("algorithm_mismatch", "the header's alg is not the algorithm of its key");
   }
@@ -97,6 +107,7 @@ export function keyForHeader(header: JsonObject, ring: Keyring): Key {
 
 /** Step 10: the signature has the algorithm's length and verifies under `key` (by `jose`, pinned to the key's algorithm). */
 export async function verifySignature(key: Key, token: string, signature: string): Promise<void> {
+  // Profile 5, step 10: the signature's length, then it verifies under the key.
   if (key.alg === "A256GCM" || b64.decode(signature).length !== SIGNATURE_BYTES[key.alg]) {
     throw new InvalidRequestState("bad_signature", "the signature does not have the algorithm's length");
   }

@@ -245,6 +245,7 @@ export class StateSealer {
    * far that clock may lag), as the Python library computes it.
    */
   async #redeem(store: ReplayStore, valid: claims.ValidClaims): Promise<void> {
+    // Profile 5, step 20: single use, last, so an invalid token never costs a store write.
     let first: unknown;
     try {
       first = await store.redeem(replayKey(valid.iss, valid.jti), { expiresAt: valid.exp + 2 * this.leeway });

@@ -16,16 +16,17 @@ only if the token carries a digest (they match none).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from mrtr_state.canonical import arguments_digest
-from mrtr_state.target import METHODS, TargetKind, audience_of, resolve
+from mrtr_state.target import METHODS, TargetKind, audience_of, check_name, given
 
 __all__ = ["Binding"]
 
+# (digest, exception type, message) of a binding's arguments: computed once, on first use.
+_Digest: TypeAlias = "tuple[str | None, type[Exception] | None, str]"
 
-@dataclass(frozen=True, slots=True, eq=False)
+
 class Binding:
     """One request a ``requestState`` is sealed for or opened on.
 
@@ -36,7 +37,8 @@ class Binding:
     boolean, or :data:`~mrtr_state.canonical.JSON_NULL` for arguments sent as
     ``null``) is arguments that are present but not an object: unbindable
     (profile, sections 3.4 and 8.2), so a seal refuses them and an open matches
-    them to no digest. ``aud`` is the profile's target value.
+    them to no digest. ``aud`` is the profile's target value. A binding is
+    immutable, and equal only to itself.
 
     Raises (when made):
         TypeError: ``user`` or the target name is not a string, or ``kind`` is
@@ -44,28 +46,44 @@ class Binding:
         ValueError: ``user`` or the target name is empty.
     """
 
+    __slots__ = ("_digest", "arguments", "aud", "kind", "name", "user")
+
     user: str
     kind: TargetKind
     name: str
-    arguments: Any = None
-    aud: str = field(init=False)
-    # (digest, exception type, message): computed once, on first use.
-    _digest: tuple[str | None, type[Exception] | None, str] | None = field(
-        init=False, default=None, repr=False
-    )
+    arguments: Any
+    aud: str
+    _digest: _Digest | None
 
-    def __post_init__(self) -> None:
-        if self.kind not in METHODS:
-            raise TypeError(f"kind must be one of {', '.join(METHODS)}, not {self.kind!r}")
-        if not isinstance(self.name, str):
-            raise TypeError(f"{self.kind} must be a string, not {type(self.name).__name__}")
-        if not self.name:
-            raise ValueError(f"{self.kind} must not be empty")
-        if not isinstance(self.user, str):
-            raise TypeError(f"user must be a string, not {type(self.user).__name__}")
-        if not self.user:
+    def __init__(
+        self, user: str, kind: TargetKind, name: str, arguments: Any = None
+    ) -> None:
+        if kind not in METHODS:
+            raise TypeError(f"kind must be one of {', '.join(METHODS)}, not {kind!r}")
+        check_name(kind, name)  # the target before the user, as seal always checked them
+        if not isinstance(user, str):
+            raise TypeError(f"user must be a string, not {type(user).__name__}")
+        if not user:
             raise ValueError("user must not be empty")
-        object.__setattr__(self, "aud", audience_of(self.kind, self.name))
+        init = object.__setattr__
+        init(self, "user", user)
+        init(self, "kind", kind)
+        init(self, "name", name)
+        init(self, "arguments", arguments)
+        init(self, "aud", audience_of(kind, name))
+        init(self, "_digest", None)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Binding objects are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Binding objects are immutable")
+
+    def __repr__(self) -> str:
+        return (
+            f"Binding(user={self.user!r}, kind={self.kind!r}, name={self.name!r}, "
+            f"arguments={self.arguments!r}, aud={self.aud!r})"
+        )
 
     @classmethod
     def of(
@@ -82,7 +100,7 @@ class Binding:
         The target is checked before the user, as :meth:`~mrtr_state.StateSealer.seal`
         always has.
         """
-        kind, name = resolve(tool=tool, prompt=prompt, resource=resource)
+        kind, name = given(tool, prompt, resource)
         return cls(user, kind, name, arguments)
 
     @property
@@ -90,7 +108,7 @@ class Binding:
         """The MCP method of the target (``tools/call``, ``prompts/get``, ``resources/read``)."""
         return METHODS[self.kind]
 
-    def _digest_outcome(self) -> tuple[str | None, type[Exception] | None, str]:
+    def _digest_outcome(self) -> _Digest:
         outcome = self._digest
         if outcome is None:
             if self.arguments is None:

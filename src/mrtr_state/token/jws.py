@@ -32,12 +32,14 @@ __all__ = [
     "HEADER_PARAMETERS",
     "TYP",
     "check_header",
+    "check_size",
     "decode_header",
     "decode_payload",
     "decode_unverified",
     "header_segment",
     "key_for_header",
     "known_headers",
+    "read_object",
     "sign",
     "size",
     "split",
@@ -78,12 +80,13 @@ def sign(key: Key, header: str, payload: bytes) -> str:
     return f"{signing_input}.{_b64.encode(key.sign(signing_input.encode('ascii')))}"
 
 
-def split(token: object, max_bytes: int) -> tuple[str, str, str]:
-    """Steps 1 to 3: size cap, three base64url segments, each canonical.
+def check_size(token: object, max_bytes: int) -> str:
+    """Step 1, for both forms: ``token`` is a string of at most ``max_bytes`` UTF-8 bytes.
 
-    The size is checked first, on the length alone (an ASCII string's length is its
-    size in bytes), so an oversized input costs the same whatever its content.
+    Checked on the length alone first (an ASCII string's length is its size in
+    bytes), so an oversized input costs the same whatever its content.
     """
+    # Profile 5, step 1: size, checked before any decoding (a value that is not a string is malformed).
     if not isinstance(token, str):
         raise InvalidRequestState("malformed", "the token is not a string")
     # The cap counts UTF-8 bytes; a string never has fewer bytes than characters, so
@@ -92,6 +95,13 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
         not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
     ):
         raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
+    return token
+
+
+def split(token: object, max_bytes: int) -> tuple[str, str, str]:
+    """Steps 1 to 3: size cap (:func:`check_size`), three base64url segments, each canonical."""
+    token = check_size(token, max_bytes)
+    # Profile 5, step 2: three non-empty segments of the base64url alphabet.
     # Deleting every base64url character must leave exactly the two dots: one C-speed
     # pass checks the alphabet and the segment count (a regex costs more; the figure
     # is in docs/benchmarks.md).
@@ -100,28 +110,41 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     header, payload, signature = token.split(".")
     if not (header and payload and signature):
         raise InvalidRequestState("malformed", "a segment of the token is empty")
+    # Profile 5, step 3: each segment canonical unpadded base64url.
     if not (_b64.is_canonical(header) and _b64.is_canonical(payload) and _b64.is_canonical(signature)):
         raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
     return header, payload, signature
 
 
+def read_object(raw: bytes, what: str) -> dict[str, Any]:
+    """Steps 4 and 11, for both forms: ``raw`` is one strict UTF-8 JSON object (:mod:`mrtr_state._json`).
+
+    ``what`` (``"header"`` or ``"payload"``) names it in the refusal's message.
+    """
+    try:
+        value = _json.loads(raw, max_depth=_json.MAX_TEXT_DEPTH)
+    except ValueError:
+        raise InvalidRequestState("malformed", f"the {what} is not strict UTF-8 JSON") from None
+    if not isinstance(value, dict):
+        raise InvalidRequestState("malformed", f"the {what} is not a JSON object")
+    return value
+
+
 def decode_header(segment: str) -> dict[str, Any]:
     """Step 4: the header is a strict UTF-8 JSON object."""
-    try:
-        header = _json.loads(_b64.decode_checked(segment), max_depth=_json.MAX_TEXT_DEPTH)
-    except ValueError:
-        raise InvalidRequestState("malformed", "the header is not strict UTF-8 JSON") from None
-    if not isinstance(header, dict):
-        raise InvalidRequestState("malformed", "the header is not a JSON object")
-    return header
+    # Profile 5, step 4: the header is strict JSON, a single object.
+    return read_object(_b64.decode_checked(segment), "header")
 
 
 def check_header(header: dict[str, Any]) -> None:
     """Steps 5 to 7, which need no key: allowlisted parameters, ``alg``, ``typ``."""
+    # Profile 5, step 5: no header member other than alg, typ and kid.
     if not HEADER_PARAMETERS.issuperset(header):
         raise InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids")
+    # Profile 5, step 6: alg is HS256 or EdDSA.
     if header.get("alg") not in ALGORITHMS:
         raise InvalidRequestState("unsupported_header", "the header's alg is not HS256 or EdDSA")
+    # Profile 5, step 7: typ is exactly mrtr-state+jwt, as a decoded string.
     if header.get("typ") != TYP:
         raise InvalidRequestState("wrong_type", f"the header's typ is not exactly {TYP!r}")
 
@@ -130,31 +153,32 @@ def key_for_header(header: dict[str, Any], ring: Keyring) -> Key:
     """Steps 5 to 9: :func:`check_header`, then ``kid`` and the key's algorithm."""
     check_header(header)
     alg = header["alg"]
+    # Profile 5, step 8: kid is a string naming a key of the ring.
     kid = header.get("kid")
     key = ring.get(kid) if isinstance(kid, str) else None
     if key is None:
         raise InvalidRequestState("unknown_key", "the header's kid names no key in the ring")
+    # Profile 5, step 9: the algorithm is pinned to the key, never chosen by the token.
     if key.alg != alg:
         raise InvalidRequestState("algorithm_mismatch", "the header's alg is not the algorithm of its key")
     return key
 
 
-def verify_signature(key: Key, header: str, payload: str, signature: str) -> None:
-    """Step 10: the signature has the algorithm's length and verifies under ``key``."""
+def verify_signature(key: Key, signing_input: str, signature: str) -> None:
+    """Step 10: the signature has the algorithm's length and verifies under ``key``.
+
+    ``signing_input`` is the token up to its second dot (header and payload segments).
+    """
+    # Profile 5, step 10: the signature's length, then it verifies (HS256 compared in constant time).
     raw = _b64.decode_checked(signature)
-    if len(raw) != SIGNATURE_BYTES[key.alg] or not key.verify(f"{header}.{payload}".encode("ascii"), raw):
+    if len(raw) != SIGNATURE_BYTES[key.alg] or not key.verify(signing_input.encode("ascii"), raw):
         raise InvalidRequestState("bad_signature", "the signature does not verify")
 
 
 def decode_payload(segment: str) -> dict[str, Any]:
     """Step 11: the payload is a strict UTF-8 JSON object."""
-    try:
-        claims = _json.loads(_b64.decode_checked(segment), max_depth=_json.MAX_TEXT_DEPTH)
-    except ValueError:
-        raise InvalidRequestState("malformed", "the payload is not strict UTF-8 JSON") from None
-    if not isinstance(claims, dict):
-        raise InvalidRequestState("malformed", "the payload is not a JSON object")
-    return claims
+    # Profile 5, step 11: the claims set is strict JSON (I-JSON, depth 33), a single object.
+    return read_object(_b64.decode_checked(segment), "payload")
 
 
 def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) -> dict[str, Any]:
@@ -164,10 +188,11 @@ def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) 
     names its key without being parsed.
     """
     header, payload, signature = split(token, max_bytes)
+    # A header this ring mints with passes steps 4 to 9 by construction: its key is known.
     key = known.get(header)
     if key is None:
         key = key_for_header(decode_header(header), ring)
-    verify_signature(key, header, payload, signature)
+    verify_signature(key, token[: len(header) + 1 + len(payload)], signature)  # type: ignore[index]
     return decode_payload(payload)
 
 

@@ -18,9 +18,19 @@ or resource of the same name.
 
 from __future__ import annotations
 
-from typing import Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
-__all__ = ["KINDS", "METHODS", "TargetKind", "audience", "audience_of", "parse_audience", "resolve"]
+__all__ = [
+    "KINDS",
+    "METHODS",
+    "TargetKind",
+    "audience",
+    "audience_of",
+    "check_name",
+    "given",
+    "parse_audience",
+    "resolve",
+]
 
 #: What a state can be bound to: a tool, a prompt or a resource.
 TargetKind: TypeAlias = Literal["tool", "prompt", "resource"]
@@ -36,14 +46,13 @@ METHODS: Final[dict[TargetKind, str]] = {
 KINDS: Final[dict[str, TargetKind]] = {method: kind for kind, method in METHODS.items()}
 
 
-def resolve(
-    *, tool: str | None = None, prompt: str | None = None, resource: str | None = None
-) -> tuple[TargetKind, str]:
-    """Return ``(kind, name)`` for exactly one of ``tool``, ``prompt`` or ``resource``.
+def given(tool: object, prompt: object, resource: object, /) -> tuple[TargetKind, Any]:
+    """Return ``(kind, name)`` for exactly one of ``tool``, ``prompt`` or ``resource``, name unchecked.
+
+    Positional, in that order: it runs on every ``seal`` and ``open``.
 
     Raises:
-        TypeError: when not exactly one target is given, or it is not a string.
-        ValueError: when the target is the empty string.
+        TypeError: when not exactly one target is given.
     """
     kind: TargetKind
     if prompt is None and resource is None:
@@ -56,11 +65,34 @@ def resolve(
         name = None
     if name is None:
         raise TypeError("give exactly one target: tool=, prompt= or resource=")
+    return kind, name
+
+
+def check_name(kind: TargetKind, name: object) -> str:
+    """Return ``name`` if it is a non-empty string; the messages name the target kind.
+
+    Raises:
+        TypeError: ``name`` is not a string.
+        ValueError: ``name`` is the empty string.
+    """
     if not isinstance(name, str):
         raise TypeError(f"{kind} must be a string, not {type(name).__name__}")
     if not name:
         raise ValueError(f"{kind} must not be empty")
-    return kind, name
+    return name
+
+
+def resolve(
+    *, tool: str | None = None, prompt: str | None = None, resource: str | None = None
+) -> tuple[TargetKind, str]:
+    """Return ``(kind, name)`` for exactly one of ``tool``, ``prompt`` or ``resource``.
+
+    Raises:
+        TypeError: when not exactly one target is given, or it is not a string.
+        ValueError: when the target is the empty string.
+    """
+    kind, name = given(tool, prompt, resource)
+    return kind, check_name(kind, name)
 
 
 def audience(*, tool: str | None = None, prompt: str | None = None, resource: str | None = None) -> str:

@@ -152,10 +152,11 @@ def validate(
 
 def check(claims: dict[str, Any], *, now: int, leeway: int, max_lifetime: int) -> None:
     """Steps 12 to 15, which need no request: the claim set, its types, lifetime and time."""
-    # Step 12: the claim set is closed, complete and well typed.
+    # Profile 5, step 12: the claim set is closed, complete and well typed.
     if not ALL_CLAIMS.issuperset(claims):
         raise InvalidRequestState("malformed", "the payload has a claim the profile does not define")
-    if not REQUIRED_CLAIMS.issubset(claims):
+    # keys() >= set: one lookup per required claim, where issubset(dict) would copy the keys.
+    if not claims.keys() >= REQUIRED_CLAIMS:
         raise InvalidRequestState("malformed", "the payload lacks a required claim")
     for name in _STRING_CLAIMS:
         value = claims[name]
@@ -173,11 +174,13 @@ def check(claims: dict[str, Any], *, now: int, leeway: int, max_lifetime: int) -
     digest = claims.get("args_sha256", _ABSENT)
     if digest is not _ABSENT and (type(digest) is not str or not _DIGEST.fullmatch(digest)):
         raise InvalidRequestState("malformed", "claim 'args_sha256' must be 43 base64url characters")
-    # Steps 13 to 15: lifetime and time.
+    # Profile 5, step 13: the lifetime is at most the verifier's maximum.
     if exp - iat > max_lifetime:
         raise InvalidRequestState("lifetime_too_long", f"the token's lifetime exceeds {max_lifetime} s")
+    # Profile 5, step 14: not issued in the future.
     if iat > now + leeway:
         raise InvalidRequestState("issued_in_future", "claim 'iat' is in the future")
+    # Profile 5, step 15: not expired (refused from the second exp itself, with leeway 0).
     if now >= exp + leeway:
         raise InvalidRequestState("expired", "claim 'exp' has passed")
 
@@ -195,12 +198,16 @@ def check_bindings(
     without ``args_sha256`` is refused (step 19). The argument digest is computed
     only for a token that carries one, and at most once per binding.
     """
+    # Profile 5, step 16: the issuer is this verifier.
     if claims["iss"] != issuer:
         raise InvalidRequestState("wrong_issuer", "claim 'iss' is not this server")
+    # Profile 5, step 17: the user is the one of the request being served.
     if claims["sub"] != binding.user:
         raise InvalidRequestState("wrong_user", "claim 'sub' is not the requesting user")
+    # Profile 5, step 18: the target is the one of the request being served.
     if claims["aud"] != binding.aud:
         raise InvalidRequestState("wrong_tool", "claim 'aud' is not the requested target")
+    # Profile 5, step 19: the request binding, required or present.
     digest = claims.get("args_sha256")
     if digest is None and require_arguments:
         raise InvalidRequestState("wrong_request", "the verifier requires claim 'args_sha256'; it is absent")

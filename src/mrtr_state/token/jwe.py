@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from mrtr_state import _b64, _json
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.jws import TYP, decode_header
+from mrtr_state.jws import TYP, check_size, decode_header, read_object
 from mrtr_state.keys import ENCRYPTION_ALGORITHM, A256GCMKey, Key, Keyring
 
 __all__ = [
@@ -102,12 +102,9 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str, str]:
 
     Returns the protected header, IV, ciphertext and tag segments.
     """
-    if not isinstance(token, str):
-        raise InvalidRequestState("malformed", "the token is not a string")
-    if len(token) > max_bytes or (
-        not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
-    ):
-        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
+    # Profile 5.1, step 1: size, as step 1 of section 5, before any decoding.
+    token = check_size(token, max_bytes)
+    # Profile 5.1, step 2: five base64url segments, the second (encrypted key) empty, the others not.
     if _b64.outside_alphabet(token) != b"....":
         raise InvalidRequestState("malformed", "the token is not five base64url segments joined by '.'")
     header, encrypted_key, iv, ciphertext, tag = token.split(".")
@@ -115,6 +112,7 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str, str]:
         raise InvalidRequestState("malformed", "the encrypted key segment of the token is not empty")
     if not (header and iv and ciphertext and tag):
         raise InvalidRequestState("malformed", "a segment of the token is empty")
+    # Profile 5.1, step 3: the four non-empty segments canonical.
     if not (
         _b64.is_canonical(header)
         and _b64.is_canonical(iv)
@@ -127,10 +125,13 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str, str]:
 
 def check_header(header: dict[str, Any]) -> None:
     """Steps 5 to 7, which need no key: allowlisted parameters, ``alg`` and ``enc``, ``typ``."""
+    # Profile 5.1, step 5: no protected header member other than alg, enc, typ and kid.
     if not HEADER_PARAMETERS.issuperset(header):
         raise InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids")
+    # Profile 5.1, step 6: alg is dir and enc is A256GCM.
     if header.get("alg") != ALG or header.get("enc") != ENC:
         raise InvalidRequestState("unsupported_header", "the header's alg is not dir or its enc not A256GCM")
+    # Profile 5.1, step 7: typ is exactly mrtr-state+jwt.
     if header.get("typ") != TYP:
         raise InvalidRequestState("wrong_type", f"the header's typ is not exactly {TYP!r}")
 
@@ -138,10 +139,12 @@ def check_header(header: dict[str, Any]) -> None:
 def key_for_header(header: dict[str, Any], ring: Keyring) -> A256GCMKey:
     """Steps 5 to 9: :func:`check_header`, then ``kid``, then the key is an encryption key."""
     check_header(header)
+    # Profile 5.1, step 8: kid is a string naming a key of the ring.
     kid = header.get("kid")
     key: Key | None = ring.get(kid) if isinstance(kid, str) else None
     if key is None:
         raise InvalidRequestState("unknown_key", "the header's kid names no key in the ring")
+    # Profile 5.1, step 9: that key is an encryption key.
     if not isinstance(key, A256GCMKey):
         raise InvalidRequestState(
             "algorithm_mismatch", "the header's kid names a signing key, not an A256GCM key"
@@ -151,6 +154,7 @@ def key_for_header(header: dict[str, Any], ring: Keyring) -> A256GCMKey:
 
 def decrypt(key: A256GCMKey, header: str, iv: str, ciphertext: str, tag: str) -> bytes:
     """Step 10: a 12-byte IV, a 16-byte tag, and the tag verifies; return the plaintext."""
+    # Profile 5.1, step 10: IV and tag lengths, then AES-256-GCM with the header segment as the AAD.
     raw_iv = _b64.decode_checked(iv)
     raw_tag = _b64.decode_checked(tag)
     if len(raw_iv) != IV_BYTES or len(raw_tag) != TAG_BYTES:
@@ -168,18 +172,15 @@ def open_claims(token: object, max_bytes: int, known: dict[str, A256GCMKey], rin
     there names its key without being parsed.
     """
     header, iv, ciphertext, tag = split(token, max_bytes)
+    # A protected header this ring mints with passes steps 4 to 9 by construction: its key is known.
     key = known.get(header)
     if key is None:
+        # Profile 5.1, step 4: the protected header is a strict JSON object, as in step 4 of section 5.
         key = key_for_header(decode_header(header), ring)
     return decode_claims(decrypt(key, header, iv, ciphertext, tag))
 
 
 def decode_claims(plaintext: bytes) -> dict[str, Any]:
     """Step 11: the decrypted claims are a strict UTF-8 JSON object."""
-    try:
-        claims = _json.loads(plaintext, max_depth=_json.MAX_TEXT_DEPTH)
-    except ValueError:
-        raise InvalidRequestState("malformed", "the payload is not strict UTF-8 JSON") from None
-    if not isinstance(claims, dict):
-        raise InvalidRequestState("malformed", "the payload is not a JSON object")
-    return claims
+    # Profile 5.1, step 11: the plaintext is strict JSON as in step 11 of section 5.
+    return read_object(plaintext, "payload")

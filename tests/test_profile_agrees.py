@@ -9,17 +9,9 @@ from types import ModuleType
 
 import pytest
 
-from mrtr_state import (
-    DEFAULT_MAX_LIFETIME,
-    DEFAULT_MAX_TOKEN_BYTES,
-    DEFAULT_TTL,
-    REASONS,
-    TYP,
-    claims,
-    jws,
-    sealer,
-)
-from mrtr_state import _json as strict_json
+from mrtr_state import DEFAULT_MAX_LIFETIME, DEFAULT_MAX_TOKEN_BYTES, DEFAULT_TTL, REASONS, TYP, sealer
+from mrtr_state.token import _json as strict_json
+from mrtr_state.token import claims, jws
 
 PROFILE = (Path(__file__).resolve().parent.parent / "spec" / "profile.md").read_text(encoding="utf-8")
 

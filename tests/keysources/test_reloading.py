@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSealer
-from mrtr_state.reloading import ReloadingKeyring
+from mrtr_state.keys.reloading import ReloadingKeyring
 from tests.conftest import ISSUER
 from tests.keysources.conftest import Monotonic
 

@@ -110,6 +110,6 @@ def test_the_verifier_configuration_includes_the_required_binding() -> None:
 
 
 def test_the_weak_secret_rule_is_the_profiles() -> None:
-    from mrtr_state import keys
+    from mrtr_state.keys import keys
 
     assert f"a pattern of at most {keys._MAX_REFUSED_PERIOD} bytes repeated" in prose("7. Keys")

@@ -562,11 +562,7 @@ class StateSealer:
         """Steps 1 to 11 with the current keys; once more after ``unknown_key`` if new keys came."""
         generation = self._keys if self._read_keys is None else self._current()
         try:
-            if jwe.is_encrypted(token, self._max_token_bytes):
-                return jwe.open_claims(
-                    token, self._max_token_bytes, generation.encrypted_headers, generation.ring
-                )
-            return jws.verify(token, self._max_token_bytes, generation.signed_headers, generation.ring)
+            return self._decode_with(generation, token)
         except InvalidRequestState as refusal:
             # Step 8 refuses before any store is touched, so a second attempt is
             # the first one that can have an effect; the provider's cooldown

@@ -80,8 +80,9 @@ from mcp.server.request_state import (
     RequestStateSecurity,
 )
 
-from mrtr_state import InvalidRequestState, Key, Keyring, StateSealer, _json
-from mrtr_state.canonical import arguments_digest
+from mrtr_state import InvalidRequestState, Key, Keyring, StateSealer
+from mrtr_state.binding.canonical import arguments_digest
+from mrtr_state.token import _json
 
 ISSUER = "https://files.example.com"
 USER = "alice"

@@ -69,7 +69,7 @@ def timed(sealer: StateSealer, *, consume: bool) -> Callable[[list[str]], float]
 
 
 def timed_async(ring: Keyring, url: str, concurrency: int) -> Callable[[list[str]], float]:
-    from mrtr_state.replay_redis import AsyncRedisReplayStore
+    from mrtr_state.replay.replay_redis import AsyncRedisReplayStore
 
     async def redeem_all(tokens: list[str]) -> float:
         async with AsyncRedisReplayStore.from_url(url) as store:
@@ -106,7 +106,7 @@ def bench(alg: str, url: str | None, n: int) -> list[tuple[str, str, float]]:
     ]
     if url is None:
         return rows
-    from mrtr_state.replay_redis import RedisReplayStore
+    from mrtr_state.replay.replay_redis import RedisReplayStore
 
     with RedisReplayStore.from_url(url) as store:
         sealer = StateSealer(ring, issuer=ISSUER, replay_store=store)

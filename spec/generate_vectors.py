@@ -40,8 +40,8 @@ from mrtr_state import (
     arguments_digest,
     canonicalize,
 )
-from mrtr_state._b64 import decode as unb64
-from mrtr_state._b64 import encode as b64
+from mrtr_state.token._b64 import decode as unb64
+from mrtr_state.token._b64 import encode as b64
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 VERSION = 1

@@ -8,7 +8,7 @@ import pytest
 
 from mrtr_state import StateSealer, arguments_digest, audience
 from mrtr_state.binding import Binding
-from mrtr_state.target import parse_audience
+from mrtr_state.binding.target import parse_audience
 
 
 class CountingArguments(dict[str, Any]):

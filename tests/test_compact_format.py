@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mrtr_state import Keyring, _b64, jwe, jws
+from mrtr_state import Keyring
+from mrtr_state.token import _b64, jwe, jws
 
 
 @pytest.mark.parametrize("alg", ["HS256", "EdDSA"])

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mrtr_state import StateSealer, _json, claims, decode_unverified
+from mrtr_state import StateSealer, decode_unverified
 from mrtr_state.binding import Binding
 from mrtr_state.mcp.plaintext import claim_of, encoded_claim_of
+from mrtr_state.token import _json, claims
 
 _JSON = st.recursive(
     st.none()

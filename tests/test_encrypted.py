@@ -17,7 +17,7 @@ from joserfc import jwe as joserfc_jwe
 from joserfc.jwk import OctKey
 
 from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSealer
-from mrtr_state._b64 import decode, encode
+from mrtr_state.token._b64 import decode, encode
 from tests.conftest import ISSUER, Clock
 
 REQUEST: dict[str, Any] = {"user": "alice@example.com", "tool": "deploy", "arguments": {"env": "prod"}}
@@ -526,7 +526,7 @@ def test_a_refusal_of_the_encrypted_form_names_no_claim_or_key(enc_sealer: State
 def test_the_encrypted_forms_header_parameters_and_sizes_are_the_profiles() -> None:
     from pathlib import Path
 
-    from mrtr_state import jwe
+    from mrtr_state.token import jwe
 
     profile = (Path(__file__).resolve().parent.parent / "spec" / "profile.md").read_text(encoding="utf-8")
     section = profile[profile.index("### 3.6. The encrypted form") : profile.index("## 4. Minting")]

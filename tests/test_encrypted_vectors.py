@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mrtr_state import InvalidRequestState, Keyring, StateSealer
-from mrtr_state._b64 import decode
+from mrtr_state.token._b64 import decode
 
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 KEYS = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mrtr_state import _json
+from mrtr_state.token import _json
 
 TRICKY_TEXT = st.text(alphabet='[]{}"\\/ab\u00e9\u2028', max_size=8)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1), TRICKY_TEXT)

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mrtr_state import _json
+from mrtr_state.token import _json
 
 SAFE = _json.MAX_SAFE_INTEGER
 

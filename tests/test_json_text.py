@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from mrtr_state import _json
+from mrtr_state.token import _json
 
 DEPTH = _json.MAX_TEXT_DEPTH
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from mrtr_state import Keyring, StateSealer, _json
+from mrtr_state import Keyring, StateSealer
+from mrtr_state.token import _json
 
 
 def self_referring_list() -> list[Any]:

@@ -9,17 +9,9 @@ from types import ModuleType
 
 import pytest
 
-from mrtr_state import (
-    DEFAULT_MAX_LIFETIME,
-    DEFAULT_MAX_TOKEN_BYTES,
-    DEFAULT_TTL,
-    REASONS,
-    TYP,
-    claims,
-    jws,
-    sealer,
-)
-from mrtr_state import _json as strict_json
+from mrtr_state import DEFAULT_MAX_LIFETIME, DEFAULT_MAX_TOKEN_BYTES, DEFAULT_TTL, REASONS, TYP, sealer
+from mrtr_state.token import _json as strict_json
+from mrtr_state.token import claims, jws
 
 PROFILE = (Path(__file__).resolve().parent.parent / "spec" / "profile.md").read_text(encoding="utf-8")
 
@@ -118,6 +110,6 @@ def test_the_verifier_configuration_includes_the_required_binding() -> None:
 
 
 def test_the_weak_secret_rule_is_the_profiles() -> None:
-    from mrtr_state import keys
+    from mrtr_state.keys import keys
 
     assert f"a pattern of at most {keys._MAX_REFUSED_PERIOD} bytes repeated" in prose("7. Keys")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSealer, arguments_digest
-from mrtr_state._ed25519 import decode_point, has_small_order, public_key_problem
+from mrtr_state.keys._ed25519 import decode_point, has_small_order, public_key_problem
 from tests.conftest import ISSUER, Clock, SealerFactory
 
 P = 2**255 - 19

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from mypy import api as mypy_api
 
-from mrtr_state import REASONS, Claims, InvalidRequestState, Reason, claims
+from mrtr_state import REASONS, Claims, InvalidRequestState, Reason
+from mrtr_state.token import claims
 
 
 def test_the_reason_type_names_every_reason_code_in_the_profiles_order() -> None:

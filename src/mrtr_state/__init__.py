@@ -18,12 +18,12 @@ CC BY 4.0).
     {'step': 2}
 """
 
-from mrtr_state.canonical import arguments_digest, canonicalize
+from mrtr_state.binding.canonical import arguments_digest, canonicalize
+from mrtr_state.binding.target import audience
 from mrtr_state.contracts import Claims
 from mrtr_state.errors import REASONS, InvalidRequestState, KeyringError, Reason
-from mrtr_state.jws import TYP, decode_unverified
-from mrtr_state.keys import ALGORITHMS, DEFAULT_KEYS_VARIABLE, Key, Keyring
-from mrtr_state.replay import AsyncReplayStore, MemoryReplayStore, ReplayStore, ReplayStoreError
+from mrtr_state.keys.keys import ALGORITHMS, DEFAULT_KEYS_VARIABLE, Key, Keyring
+from mrtr_state.replay.replay import AsyncReplayStore, MemoryReplayStore, ReplayStore, ReplayStoreError
 from mrtr_state.sealer import (
     DEFAULT_LEEWAY,
     DEFAULT_MAX_LIFETIME,
@@ -31,7 +31,7 @@ from mrtr_state.sealer import (
     DEFAULT_TTL,
     StateSealer,
 )
-from mrtr_state.target import audience
+from mrtr_state.token.jws import TYP, decode_unverified
 
 __all__ = [
     "ALGORITHMS",

@@ -3,7 +3,7 @@
 :data:`~mrtr_state.errors.Reason` types a refusal's reason code; :class:`Claims`
 types a token's claim set (profile, section 3.2) as a verifier has checked it: the
 closed set of claims, each of its type. Types only: the rules themselves are
-checked at run time by :mod:`mrtr_state.claims`.
+checked at run time by :mod:`mrtr_state.token.claims`.
 """
 
 from __future__ import annotations

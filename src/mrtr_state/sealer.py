@@ -1,8 +1,8 @@
 """The sealer: mint and open ``requestState`` tokens of the profile.
 
 :class:`StateSealer` ties the layers together: :mod:`~mrtr_state.keys` for keys,
-:mod:`~mrtr_state.jws` for the compact serialization and header (the signed form),
-:mod:`~mrtr_state.jwe` for the encrypted form, and :mod:`~mrtr_state.claims` for the
+:mod:`~mrtr_state.token.jws` for the compact serialization and header (the signed form),
+:mod:`~mrtr_state.token.jwe` for the encrypted form, and :mod:`~mrtr_state.token.claims` for the
 claim set. The first key of the ring decides the form of new tokens; a token is
 opened by the form its segment count shows (three: signed, five: encrypted). It
 holds configuration only, so one sealer can be shared by every thread of a server.
@@ -20,19 +20,25 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from mrtr_state import _b64, _json, claims, jwe, jws
-from mrtr_state.binding import Binding
+from mrtr_state.binding.binding import Binding
+from mrtr_state.binding.target import given
 from mrtr_state.errors import InvalidRequestState, KeyringError
-from mrtr_state.key_source import (
+from mrtr_state.keys.key_source import (
     KeyProvider,
     keys_of,
     refresh_for_unknown_key,
     refresh_for_unknown_key_async,
 )
-from mrtr_state.keys import A256GCMKey, Key, Keyring
+from mrtr_state.keys.keys import A256GCMKey, Key, Keyring
 from mrtr_state.metrics import StateMetrics, record
-from mrtr_state.replay import AsyncReplayStore, ReplayStore, ReplayStoreError, is_async_store, replay_key
-from mrtr_state.target import given
+from mrtr_state.replay.replay import (
+    AsyncReplayStore,
+    ReplayStore,
+    ReplayStoreError,
+    is_async_store,
+    replay_key,
+)
+from mrtr_state.token import _b64, _json, claims, jwe, jws
 
 __all__ = [
     "DEFAULT_LEEWAY",
@@ -81,8 +87,8 @@ class _Generation:
 
     ``keys`` is the tuple the provider handed out (compared by identity to notice
     a change); the rest belongs to one set of usable keys: the ring, the header
-    segments each form's fast path knows (:func:`~mrtr_state.jws.known_headers`,
-    :func:`~mrtr_state.jwe.known_headers`), and what new tokens are minted with.
+    segments each form's fast path knows (:func:`~mrtr_state.token.jws.known_headers`,
+    :func:`~mrtr_state.token.jwe.known_headers`), and what new tokens are minted with.
     """
 
     __slots__ = ("encrypted_headers", "keys", "minting_header", "ring", "signed_headers", "signing_key")
@@ -120,9 +126,9 @@ class StateSealer:
     Args:
         ring: the keys; the first signs (or, an A256GCM key, encrypts), every key
             opens the tokens of its own form. A :class:`~mrtr_state.Keyring`, or a
-            provider of the current keys (see :mod:`mrtr_state.key_source`): a key
-            source such as :class:`~mrtr_state.remote_jwks.RemoteJWKS` or
-            :class:`~mrtr_state.reloading.ReloadingKeyring`, or a function
+            provider of the current keys (see :mod:`mrtr_state.keys.key_source`): a key
+            source such as :class:`~mrtr_state.keys.remote_jwks.RemoteJWKS` or
+            :class:`~mrtr_state.keys.reloading.ReloadingKeyring`, or a function
             returning the current :class:`~mrtr_state.Keyring`.
         issuer: this server's identity, written to and required in ``iss``.
         ttl: lifetime of minted tokens in seconds (default 600, or ``max_lifetime``
@@ -362,7 +368,7 @@ class StateSealer:
     def seal_encoded(self, state: claims.EncodedState, binding: Binding) -> str:
         """:meth:`seal_bound` for a state already checked and written once.
 
-        ``state`` is a :class:`~mrtr_state.claims.EncodedState`: it is neither
+        ``state`` is a :class:`~mrtr_state.token.claims.EncodedState`: it is neither
         checked nor serialized again. Raises as :meth:`seal`,
         except for the state itself, which was checked when it was encoded.
         """
@@ -498,7 +504,7 @@ class StateSealer:
         """:meth:`open` for async servers: the same checks, then an awaited redemption.
 
         With ``consume=True`` and an :class:`~mrtr_state.replay.AsyncReplayStore`
-        (such as :class:`~mrtr_state.replay_redis.AsyncRedisReplayStore`) the
+        (such as :class:`~mrtr_state.replay.replay_redis.AsyncRedisReplayStore`) the
         redemption is awaited; a synchronous store is called directly (fine for
         :class:`~mrtr_state.MemoryReplayStore`, which never blocks on I/O).
         Verification itself is CPU work of microseconds and is not offloaded.
@@ -557,11 +563,7 @@ class StateSealer:
         """Steps 1 to 11 with the current keys; once more after ``unknown_key`` if new keys came."""
         generation = self._keys if self._read_keys is None else self._current()
         try:
-            if jwe.is_encrypted(token, self._max_token_bytes):
-                return jwe.open_claims(
-                    token, self._max_token_bytes, generation.encrypted_headers, generation.ring
-                )
-            return jws.verify(token, self._max_token_bytes, generation.signed_headers, generation.ring)
+            return self._decode_with(generation, token)
         except InvalidRequestState as refusal:
             # Step 8 refuses before any store is touched, so a second attempt is
             # the first one that can have an effect; the provider's cooldown

@@ -129,7 +129,7 @@ def test_inspect_json_of_an_encrypted_token(run: Run, tmp_path: Path) -> None:
 def test_inspect_of_an_encrypted_token_finds_header_problems_without_a_key(run: Run) -> None:
     ring = Keyring.generate("A256GCM")
     header, _, iv, ciphertext, tag = seal(ring, STATE).split(".")
-    from mrtr_state._b64 import decode, encode
+    from mrtr_state.token._b64 import decode, encode
 
     zipped = encode(json.dumps({**json.loads(decode(header)), "zip": "DEF"}).encode())
     result = run("inspect", f"{zipped}..{iv}.{ciphertext}.{tag}", "--now", str(NOW))

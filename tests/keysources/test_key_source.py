@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSealer, decode_unverified
-from mrtr_state.key_source import is_key_source
-from mrtr_state.reloading import ReloadingKeyring
-from mrtr_state.remote_jwks import RemoteJWKS
+from mrtr_state.keys.key_source import is_key_source
+from mrtr_state.keys.reloading import ReloadingKeyring
+from mrtr_state.keys.remote_jwks import RemoteJWKS
 from tests.conftest import ISSUER
 from tests.keysources.jwks_server import JWKSServer
 

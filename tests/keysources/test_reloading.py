@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSealer, reloading
-from mrtr_state.reloading import ReloadingKeyring
+from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSealer
+from mrtr_state.keys import reloading
+from mrtr_state.keys.reloading import ReloadingKeyring
 from tests.conftest import ISSUER
 from tests.keysources.conftest import Monotonic
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mrtr_state import InvalidRequestState, Key, Keyring, KeyringError, StateSealer
-from mrtr_state.remote_jwks import RemoteJWKS, check_jwks_url
+from mrtr_state.keys.remote_jwks import RemoteJWKS, check_jwks_url
 from tests.conftest import ISSUER
 from tests.keysources.conftest import Monotonic
 from tests.keysources.jwks_server import JWKSServer, jwks_server, self_signed

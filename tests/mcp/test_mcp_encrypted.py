@@ -17,8 +17,8 @@ from server.app import build_server
 
 from conftest import Clock, as_user, never_asked
 from mrtr_state import InvalidRequestState, Key, Keyring, MemoryReplayStore, StateSealer, decode_unverified
-from mrtr_state._b64 import decode
 from mrtr_state.mcp import REASON_META_KEY
+from mrtr_state.token._b64 import decode
 
 ISSUER = "https://tools.example.com"
 YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}

@@ -350,7 +350,7 @@ def test_the_seat_round_state_of_book_trip_books_once_when_presented_twice() -> 
 
 
 def test_a_round_that_asks_checks_and_writes_its_state_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mrtr_state import _json
+    from mrtr_state.token import _json
 
     server, _ = make_server(Clock())
     calls = {"check_state": 0, "dumps": 0, "loads": 0}

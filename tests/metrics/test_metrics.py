@@ -23,8 +23,8 @@ from mrtr_state import (
     ReplayStoreError,
     StateSealer,
 )
+from mrtr_state.keys.reloading import ReloadingKeyring
 from mrtr_state.metrics import EVENTS, INSTRUMENTS, OpenTelemetryMetrics, default_metrics
-from mrtr_state.reloading import ReloadingKeyring
 from tests.conftest import ISSUER, Clock
 
 ARGS = {"repo": "web", "branch": "old"}

@@ -59,7 +59,7 @@ class StoreSpec:
             from mrtr_state import MemoryReplayStore
 
             return MemoryReplayStore(max_entries=1_000_000)
-        from mrtr_state.replay_redis import RedisReplayStore
+        from mrtr_state.replay.replay_redis import RedisReplayStore
 
         options: dict[str, Any] = {"timeout": self.timeout, "wait_replicas": self.wait_replicas}
         if self.wait_replicas:

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mrtr_state import InvalidRequestState, Keyring, StateSealer
-from mrtr_state.replay_redis import RedisReplayStore
+from mrtr_state.replay.replay_redis import RedisReplayStore
 
 
 def redeem_in_threads(

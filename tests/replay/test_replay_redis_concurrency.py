@@ -20,7 +20,7 @@ from tests.replay.redis_harness import RedisServer, require_redis_client
 require_redis_client()
 
 from mrtr_state import InvalidRequestState, Keyring, StateSealer  # noqa: E402
-from mrtr_state.replay_redis import AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
+from mrtr_state.replay.replay_redis import AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
 from tests.replay.replay_workers import redeem_in_threads  # noqa: E402
 
 ISSUER = "https://files.example.com"

@@ -27,7 +27,7 @@ import redis  # noqa: E402
 import redis.cluster  # noqa: E402
 
 from mrtr_state import InvalidRequestState, Keyring, ReplayStoreError, StateSealer  # noqa: E402
-from mrtr_state.replay_redis import AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
+from mrtr_state.replay.replay_redis import AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
 
 ISSUER = "https://files.example.com"
 REQUEST: dict[str, Any] = {"user": "alice", "tool": "pay", "arguments": {"amount": 100}}

@@ -39,12 +39,12 @@ def test_the_redis_store_without_the_client_is_an_import_error_naming_the_extra(
     result = run_without_redis(
         """
         try:
-            import mrtr_state.replay_redis
+            import mrtr_state.replay.replay_redis
         except ImportError as exc:
             print(exc)
         """
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        "mrtr_state.replay_redis needs the Redis client: pip install 'mrtr-state[redis]'"
+        "mrtr_state.replay.replay_redis needs the Redis client: pip install 'mrtr-state[redis]'"
     )

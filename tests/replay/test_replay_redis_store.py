@@ -28,7 +28,7 @@ from mrtr_state import (  # noqa: E402
     decode_unverified,
 )
 from mrtr_state.replay import replay_key  # noqa: E402
-from mrtr_state.replay_redis import DEFAULT_PREFIX, AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
+from mrtr_state.replay.replay_redis import DEFAULT_PREFIX, AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
 
 ISSUER = "https://files.example.com"
 REQUEST: dict[str, Any] = {"user": "alice", "tool": "deploy", "arguments": {"env": "prod"}}

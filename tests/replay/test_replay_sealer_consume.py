@@ -15,11 +15,10 @@ from mrtr_state import (
     MemoryReplayStore,
     ReplayStoreError,
     StateSealer,
-    _b64,
     decode_unverified,
-    jws,
 )
 from mrtr_state.replay import replay_key
+from mrtr_state.token import _b64, jws
 from tests.conftest import Clock
 
 ISSUER = "https://files.example.com"

@@ -1,6 +1,6 @@
 """What a request is, as a ``requestState`` is bound to it: user, target and arguments.
 
-A token binds the user (``sub``), the target (``aud``, :mod:`mrtr_state.target`)
+A token binds the user (``sub``), the target (``aud``, :mod:`mrtr_state.binding.target`)
 and, optionally, the digest of the request's arguments (``args_sha256``, profile
 section 3.4). :class:`Binding` holds all of it for one request, checked once when
 it is made, and computes the argument digest at most once, when it is first
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from mrtr_state.canonical import arguments_digest
-from mrtr_state.target import METHODS, TargetKind, audience_of, check_name, given
+from mrtr_state.binding.canonical import arguments_digest
+from mrtr_state.binding.target import METHODS, TargetKind, audience_of, check_name, given
 
 __all__ = ["Binding"]
 
@@ -55,9 +55,7 @@ class Binding:
     aud: str
     _digest: _Digest | None
 
-    def __init__(
-        self, user: str, kind: TargetKind, name: str, arguments: Any = None
-    ) -> None:
+    def __init__(self, user: str, kind: TargetKind, name: str, arguments: Any = None) -> None:
         if kind not in METHODS:
             raise TypeError(f"kind must be one of {', '.join(METHODS)}, not {kind!r}")
         check_name(kind, name)  # the target before the user, as seal always checked them

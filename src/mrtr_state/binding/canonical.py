@@ -21,7 +21,7 @@ from json import encoder
 from operator import itemgetter
 from typing import Any, Final
 
-from mrtr_state import _b64
+from mrtr_state.token import _b64
 
 __all__ = ["JSON_NULL", "UNBINDABLE_NUMBER", "arguments_digest", "canonicalize"]
 

@@ -24,7 +24,7 @@ from mrtr_state.cli import _conformance, _inspect, _keys, _verify
 from mrtr_state.cli._io import CliError
 from mrtr_state.cli._parsing import Parser
 from mrtr_state.cli._text import printable
-from mrtr_state.keys import DEFAULT_KEYS_VARIABLE
+from mrtr_state.keys.keys import DEFAULT_KEYS_VARIABLE
 
 __all__ = ["build_parser", "main"]
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from mrtr_state.claims import ALL_CLAIMS
 from mrtr_state.cli._io import load_ring, read_token
 from mrtr_state.cli._parsing import Parser, epoch_seconds
 from mrtr_state.cli._text import duration, iso_time, json_block, json_line, printable, quoted
@@ -31,8 +30,9 @@ from mrtr_state.cli._token import (
     target_of,
 )
 from mrtr_state.errors import REASONS, InvalidRequestState
-from mrtr_state.keys import DEFAULT_KEYS_VARIABLE
+from mrtr_state.keys.keys import DEFAULT_KEYS_VARIABLE
 from mrtr_state.sealer import DEFAULT_LEEWAY, DEFAULT_MAX_LIFETIME
+from mrtr_state.token.claims import ALL_CLAIMS
 
 __all__ = ["DECRYPTED_NOT_VERIFIED", "NOT_VERIFIED", "register"]
 

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from mrtr_state.cli._text import shown
 from mrtr_state.errors import KeyringError
-from mrtr_state.keys import DEFAULT_KEYS_VARIABLE, Key, Keyring
+from mrtr_state.keys.keys import DEFAULT_KEYS_VARIABLE, Key, Keyring
 
 __all__ = [
     "MAX_INPUT_BYTES",

@@ -17,7 +17,7 @@ from mrtr_state.cli._io import STDIO, CliError, load_ring, write_private
 from mrtr_state.cli._parsing import Parser
 from mrtr_state.cli._text import printable, shown
 from mrtr_state.errors import KeyringError
-from mrtr_state.keys import DEFAULT_KEYS_VARIABLE, KEY_ALGORITHMS, Key, Keyring
+from mrtr_state.keys.keys import DEFAULT_KEYS_VARIABLE, KEY_ALGORITHMS, Key, Keyring
 
 __all__ = ["register"]
 

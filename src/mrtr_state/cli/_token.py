@@ -13,14 +13,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mrtr_state import claims as claim_rules
-from mrtr_state import jwe, jws
+from mrtr_state.binding.target import parse_audience
 from mrtr_state.cli._io import MAX_INPUT_BYTES, CliError
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.jws import HEADER_PARAMETERS, decode_unverified
-from mrtr_state.keys import Keyring
+from mrtr_state.keys.keys import Keyring
 from mrtr_state.sealer import DEFAULT_LEEWAY, DEFAULT_MAX_LIFETIME
-from mrtr_state.target import parse_audience
+from mrtr_state.token import claims as claim_rules
+from mrtr_state.token import jwe, jws
+from mrtr_state.token.jws import HEADER_PARAMETERS, decode_unverified
 
 __all__ = [
     "clock_now",

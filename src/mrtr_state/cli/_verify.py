@@ -14,20 +14,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from mrtr_state.binding import Binding
+from mrtr_state.binding.binding import Binding
+from mrtr_state.binding.target import resolve
 from mrtr_state.cli._io import STDIO, CliError, load_ring, parse_json, read_token
 from mrtr_state.cli._parsing import Parser, epoch_seconds
 from mrtr_state.cli._text import duration, iso_time, json_block, json_line, printable, quoted
 from mrtr_state.cli._token import clock_now, decode_header, is_encrypted, is_time, readable_claims
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.keys import DEFAULT_KEYS_VARIABLE, Keyring
+from mrtr_state.keys.keys import DEFAULT_KEYS_VARIABLE, Keyring
 from mrtr_state.sealer import (
     DEFAULT_LEEWAY,
     DEFAULT_MAX_LIFETIME,
     DEFAULT_MAX_TOKEN_BYTES,
     StateSealer,
 )
-from mrtr_state.target import resolve
 
 __all__ = ["register"]
 

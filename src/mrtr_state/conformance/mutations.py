@@ -27,10 +27,10 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from mrtr_state import _b64, _json
 from mrtr_state.conformance.cases import Case
 from mrtr_state.conformance.reference import answer
-from mrtr_state.keys import A256GCMKey, Key
+from mrtr_state.keys.keys import A256GCMKey, Key
+from mrtr_state.token import _b64, _json
 
 __all__ = ["mutate"]
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from mrtr_state.canonical import JSON_NULL, arguments_digest
+from mrtr_state.binding.canonical import JSON_NULL, arguments_digest
 from mrtr_state.errors import InvalidRequestState, KeyringError
-from mrtr_state.keys import Key, Keyring
+from mrtr_state.keys.keys import Key, Keyring
 from mrtr_state.sealer import StateSealer
 
 __all__ = ["answer"]

@@ -6,8 +6,8 @@ A sealer takes a :data:`KeyProvider`: a :class:`~mrtr_state.Keyring`, a
 
 A :class:`KeySource` is anything with a ``keys`` property: the current keys, the
 signing key first. :class:`~mrtr_state.Keyring` is one (it never changes). The
-sources that change, :class:`~mrtr_state.remote_jwks.RemoteJWKS` (a published
-JWKS read over HTTPS) and :class:`~mrtr_state.reloading.ReloadingKeyring` (a key
+sources that change, :class:`~mrtr_state.keys.remote_jwks.RemoteJWKS` (a published
+JWKS read over HTTPS) and :class:`~mrtr_state.keys.reloading.ReloadingKeyring` (a key
 file that is rotated in place), return a new tuple when their keys change; the
 sealer notices by identity and rebuilds what it derives from the keys.
 
@@ -23,7 +23,7 @@ import inspect
 from collections.abc import Callable
 from typing import Protocol, TypeAlias, runtime_checkable
 
-from mrtr_state.keys import Key, Keyring
+from mrtr_state.keys.keys import Key, Keyring
 
 __all__ = [
     "KeyProvider",

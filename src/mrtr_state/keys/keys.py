@@ -37,9 +37,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from jwt.algorithms import HMACAlgorithm
 
-from mrtr_state import _b64, _json
-from mrtr_state._ed25519 import public_key_problem
 from mrtr_state.errors import KeyringError
+from mrtr_state.keys._ed25519 import public_key_problem
+from mrtr_state.token import _b64, _json
 
 __all__ = [
     "ALGORITHMS",

@@ -2,7 +2,7 @@
 
 A fleet that uses HS256 secrets (or EdDSA private keys) rotates by changing the
 key file every replica reads: a mounted secret, or a file written by the deploy
-tool. :class:`ReloadingKeyring` is a key source (:mod:`mrtr_state.key_source`)
+tool. :class:`ReloadingKeyring` is a key source (:mod:`mrtr_state.keys.key_source`)
 that follows that file::
 
     ring = ReloadingKeyring.from_env()            # the file named by MRTR_STATE_KEYS_FILE
@@ -52,7 +52,7 @@ from types import FrameType
 from typing import Final
 
 from mrtr_state.errors import KeyringError
-from mrtr_state.keys import DEFAULT_KEYS_VARIABLE, Key, Keyring
+from mrtr_state.keys.keys import DEFAULT_KEYS_VARIABLE, Key, Keyring
 from mrtr_state.metrics import StateMetrics, record
 
 __all__ = [
@@ -63,7 +63,7 @@ __all__ = [
     "ReloadingKeyring",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("mrtr_state.reloading")  # the name logging was configured with before the move
 
 #: The environment variable :meth:`ReloadingKeyring.from_env` reads: the key file's path.
 DEFAULT_KEYS_FILE_VARIABLE: Final = "MRTR_STATE_KEYS_FILE"

@@ -7,7 +7,7 @@ every rotation::
     ring = RemoteJWKS.load("https://tools.example.com/.well-known/mrtr-state-jwks.json")
     sealer = StateSealer(ring, issuer="https://tools.example.com")
 
-:class:`RemoteJWKS` is a key source (:mod:`mrtr_state.key_source`):
+:class:`RemoteJWKS` is a key source (:mod:`mrtr_state.keys.key_source`):
 
 - it fetches the JWKS once when loaded (a failure then is a :class:`KeyringError`:
   a replica should not start without keys), then again in the background every
@@ -52,7 +52,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from mrtr_state.errors import KeyringError
-from mrtr_state.keys import Key, Keyring
+from mrtr_state.keys.keys import Key, Keyring
 from mrtr_state.metrics import StateMetrics, record
 
 __all__ = [
@@ -64,7 +64,7 @@ __all__ = [
     "check_jwks_url",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("mrtr_state.remote_jwks")  # the name logging was configured with before the move
 
 #: Seconds between scheduled fetches.
 DEFAULT_REFRESH_INTERVAL: Final = 300.0

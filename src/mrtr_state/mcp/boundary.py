@@ -37,7 +37,8 @@ from mcp_types import (
 from mcp_types.methods import is_input_required, serialize_server_result
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from mrtr_state.binding import Binding
+from mrtr_state.binding.binding import Binding
+from mrtr_state.binding.target import parse_audience
 from mrtr_state.errors import InvalidRequestState
 from mrtr_state.mcp.plaintext import encoded_claim_of, text_of
 from mrtr_state.mcp.principal import Principal, authenticated_subject
@@ -45,7 +46,6 @@ from mrtr_state.mcp.refusal import jsonrpc_error, tool_error
 from mrtr_state.mcp.request import TARGET_METHODS, target_of
 from mrtr_state.mcp.rounds import CURRENT_ROUND, VerifiedRound
 from mrtr_state.sealer import StateSealer
-from mrtr_state.target import parse_audience
 
 __all__ = ["StateBoundary", "ToolRefusal"]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mrtr_state import _json
-from mrtr_state.claims import EncodedState
+from mrtr_state.token import _json
+from mrtr_state.token.claims import EncodedState
 
 __all__ = ["claim_of", "encoded_claim_of", "text_of"]
 

@@ -28,13 +28,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mrtr_state.binding import Binding
-from mrtr_state.canonical import JSON_NULL
-from mrtr_state.target import METHODS, TargetKind, audience_of
+from mrtr_state.binding.binding import Binding
+from mrtr_state.binding.canonical import JSON_NULL
+from mrtr_state.binding.target import METHODS, TargetKind, audience_of
 
 __all__ = ["TARGET_METHODS", "Target", "target_of"]
 
-#: The MCP methods whose results may be ``input_required`` (:data:`mrtr_state.target.METHODS`),
+#: The MCP methods whose results may be ``input_required`` (:data:`mrtr_state.binding.target.METHODS`),
 #: with the parameter naming their target and the keyword of :meth:`~mrtr_state.StateSealer.seal`.
 TARGET_METHODS: Final[Mapping[str, tuple[str, TargetKind]]] = {
     method: ("uri" if kind == "resource" else "name", kind) for kind, method in METHODS.items()

@@ -19,7 +19,7 @@ from typing import Any, Final, Protocol
 
 from mcp_types import ElicitResult, InputRequest, InputRequiredResult, InputResponse
 
-from mrtr_state.claims import EncodedState
+from mrtr_state.token.claims import EncodedState
 
 __all__ = ["Retry", "VerifiedRound", "input_required", "read_retry"]
 

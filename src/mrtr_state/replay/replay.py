@@ -12,7 +12,7 @@ that cannot answer raises :class:`ReplayStoreError`; the sealer then refuses wit
 ``store_unavailable`` (fail closed).
 
 This module holds the protocols and the in-memory store for one process. A store
-shared by replicas lives in :mod:`mrtr_state.replay_redis` (the ``redis`` extra).
+shared by replicas lives in :mod:`mrtr_state.replay.replay_redis` (the ``redis`` extra).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class MemoryReplayStore:
 
     The memory is the process's: a restart forgets every redemption, and another
     replica never sees them. For several replicas use a shared store such as
-    :class:`~mrtr_state.replay_redis.RedisReplayStore`.
+    :class:`~mrtr_state.replay.replay_redis.RedisReplayStore`.
     """
 
     __slots__ = ("_clock", "_expiries", "_lock", "_max_entries", "_seen")

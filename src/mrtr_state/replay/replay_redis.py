@@ -65,11 +65,11 @@ try:
     import redis.sentinel
 except ImportError as exc:  # only without the extra; tested in a subprocess
     raise ImportError(
-        "mrtr_state.replay_redis needs the Redis client: pip install 'mrtr-state[redis]'"
+        "mrtr_state.replay.replay_redis needs the Redis client: pip install 'mrtr-state[redis]'"
     ) from exc
 
-from mrtr_state import _b64
-from mrtr_state.replay import ReplayStoreError
+from mrtr_state.replay.replay import ReplayStoreError
+from mrtr_state.token import _b64
 
 __all__ = [
     "DEFAULT_PREFIX",

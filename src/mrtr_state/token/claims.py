@@ -2,7 +2,7 @@
 
 This is the one place where claim rules live (profile, sections 3.2 to 3.4 and
 steps 12 to 19 of section 5). It sees decoded JSON only; signatures and encoding
-are :mod:`mrtr_state.jws`'s.
+are :mod:`mrtr_state.token.jws`'s.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Final, TypeGuard
 
-from mrtr_state import _json
-from mrtr_state.binding import Binding
+from mrtr_state.binding.binding import Binding
 from mrtr_state.errors import InvalidRequestState
+from mrtr_state.token import _json
 
 __all__ = [
     "ALL_CLAIMS",
@@ -68,7 +68,7 @@ def build(
 class EncodedState:
     """A state checked against the profile (section 3.3) and written as compact JSON, once.
 
-    Made from the state value: :func:`~mrtr_state._json.check_state`, then the
+    Made from the state value: :func:`~mrtr_state.token._json.check_state`, then the
     compact UTF-8 JSON the token carries as its ``state`` claim (``json``). A
     sealer that is given one neither checks nor writes the state again, so a
     state made into text on its way out of a handler is not walked twice.
@@ -106,7 +106,7 @@ def encode(
 ) -> bytes:
     """The claims JSON a minter emits: the bytes of ``dumps(build(...))``, the state written once.
 
-    ``state`` is either a state already checked (:func:`~mrtr_state._json.check_state`),
+    ``state`` is either a state already checked (:func:`~mrtr_state.token._json.check_state`),
     written here with the other claims in one pass of the encoder, or an
     :class:`EncodedState`, whose JSON is put in place of the closing brace of
     the other claims' compact JSON (``state`` is the last member, :func:`build`).

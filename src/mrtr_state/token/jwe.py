@@ -11,7 +11,7 @@ This layer implements the encrypted form's steps 1 to 10 (profile, section 5.1):
 size, five segments with an empty encrypted-key segment, canonical base64url,
 header JSON, header allowlist, ``alg`` and ``enc``, ``typ``, ``kid``, the key's
 form, decryption; and step 11 on the decrypted claims. It knows nothing of the
-claims themselves (:mod:`mrtr_state.claims`).
+claims themselves (:mod:`mrtr_state.token.claims`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 from typing import Any, Final
 
-from mrtr_state import _b64, _json
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.jws import TYP, check_size, decode_header, read_object
-from mrtr_state.keys import ENCRYPTION_ALGORITHM, A256GCMKey, Key, Keyring
+from mrtr_state.keys.keys import ENCRYPTION_ALGORITHM, A256GCMKey, Key, Keyring
+from mrtr_state.token import _b64, _json
+from mrtr_state.token.jws import TYP, check_size, decode_header, read_object
 
 __all__ = [
     "ALG",

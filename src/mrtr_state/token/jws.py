@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mrtr_state import _b64, _json
 from mrtr_state.errors import InvalidRequestState
-from mrtr_state.keys import ALGORITHMS, SIGNATURE_BYTES, Key, Keyring
+from mrtr_state.keys.keys import ALGORITHMS, SIGNATURE_BYTES, Key, Keyring
+from mrtr_state.token import _b64, _json
 
 __all__ = [
     "HEADER_PARAMETERS",
@@ -117,9 +117,9 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
 
 
 def read_object(raw: bytes, what: str) -> dict[str, Any]:
-    """Steps 4 and 11, for both forms: ``raw`` is one strict UTF-8 JSON object (:mod:`mrtr_state._json`).
+    """Steps 4 and 11: ``raw`` is one strict UTF-8 JSON object (:mod:`mrtr_state.token._json`).
 
-    ``what`` (``"header"`` or ``"payload"``) names it in the refusal's message.
+    For both forms. ``what`` (``"header"`` or ``"payload"``) names it in the refusal's message.
     """
     try:
         value = _json.loads(raw, max_depth=_json.MAX_TEXT_DEPTH)

@@ -160,6 +160,7 @@ export class Key {
           "make one with `mrtr-state keygen --alg A256GCM`",
       );
     }
+    checkNotWeak(secret, "an A256GCM key");
     const key = createSecretKey(Buffer.from(secret));
     return new Key(MAKE, { alg: "A256GCM", signing: key, verifying: key, x: undefined }, kid);
   }
@@ -172,6 +173,7 @@ export class Key {
         `an HS256 secret must be at least ${MIN_SECRET_BYTES} random bytes, this one has ${secret.length}; ${KEYGEN_ADVICE}`,
       );
     }
+    checkNotWeak(secret, "an HS256 secret");
     const key = createSecretKey(Buffer.from(secret));
     return new Key(MAKE, { alg: "HS256", signing: key, verifying: key, x: undefined }, options.kid);
   }
@@ -187,7 +189,8 @@ export class Key {
   static fromJwk(jwk: unknown): Key {
     const value: unknown = typeof jwk === "string" ? parseJson(jwk, "a JWK") : jwk;
     if (!isObject(value)) throw new KeyringError("a JWK must be a JSON object");
-    const kid = value.kid === undefined || value.kid === null ? undefined : checkKid(value.kid);
+    // Profile 7.4 (decision D3): a kid member, when present, is checked; only an absent one defaults.
+    const kid = Object.hasOwn(value, "kid") ? checkKid(value.kid) : undefined;
     if (value.kty === "oct" && value.alg === "A256GCM") {
       if ((value.use ?? "enc") !== "enc") throw new KeyringError("an A256GCM JWK must have use 'enc' (or no 'use' member)");
       return Key.encryptionKey(memberBytes(value, "k"), kid);
@@ -268,6 +271,16 @@ export class Key {
     return { ...jwk, d: material.signing.export({ format: "jwk" }).d ?? "" };
   }
 
+  /**
+   * Whether this key and `other` are both `oct` keys (HS256 or A256GCM) holding the same secret bytes,
+   * compared without an early exit. @internal
+   */
+  sharesSecretWith(other: Key): boolean {
+    const mine = this.#material;
+    if (mine.alg === "EdDSA" || other.alg === "EdDSA") return false;
+    return sameBytes(mine.verifying.export(), other.verifyingMaterial().export());
+  }
+
   /** The material `jose` signs with; a {@link KeyringError} for a public key. @internal */
   signingMaterial(): KeyObject {
     const signing = this.#material.signing;
@@ -316,6 +329,19 @@ export class Keyring implements Iterable<Key> {
       if (byKid.has(key.kid)) throw new KeyringError(`two keys in the ring have the kid ${JSON.stringify(key.kid)}`);
       byKid.set(key.kid, key);
     }
+    // Profile 7.6 and 9.10 (decision D4): an encryption key's secret is used for nothing else, whatever
+    // the kids, or whoever holds the HS256 secret could decrypt every encrypted state.
+    list.forEach((key, i) => {
+      if (key.alg !== "A256GCM") return;
+      list.forEach((other, j) => {
+        if (i !== j && (other.alg !== "A256GCM" || j > i) && key.sharesSecretWith(other)) {
+          throw new KeyringError(
+            `the keys ${JSON.stringify(key.kid)} and ${JSON.stringify(other.kid)} hold the same secret: ` +
+              "an A256GCM key's secret must not be the secret of any other key (profile 7.6); generate a new one",
+          );
+        }
+      });
+    });
     this.keys = Object.freeze(list);
     this.#byKid = byKid;
     Object.freeze(this);
@@ -449,6 +475,19 @@ function secretFromText(value: string, name: string): Uint8Array {
   if (/^[A-Za-z0-9_-]+$/.test(text)) return new Uint8Array(Buffer.from(text, "base64url"));
   if (/^[A-Za-z0-9+/]+$/.test(text)) return new Uint8Array(Buffer.from(text, "base64"));
   throw unreadable;
+}
+
+/**
+ * Decision D5 (profile 7.1): every `oct` secret, HS256 or A256GCM, in whatever form it is loaded, is
+ * refused when it is one byte repeated or a pattern of at most 8 bytes repeated (the all-zero key included).
+ */
+function checkNotWeak(secret: Uint8Array, what: string): void {
+  const period = repeatingPeriod(secret);
+  if (period !== undefined) {
+    throw new KeyringError(
+      `${what} that is ${period === 1 ? "one byte repeated" : `a pattern of ${period} bytes repeated`} is not random bytes; ${KEYGEN_ADVICE}`,
+    );
+  }
 }
 
 /** The shortest period (1 to 8 bytes) with which `secret` repeats itself throughout, if any (decision K6). */

@@ -10,8 +10,6 @@
  * https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state
  */
 
-import { randomBytes } from "node:crypto";
-
 import * as b64 from "./b64.js";
 import { argumentsDigest } from "./canonical.js";
 import * as claims from "./claims.js";
@@ -50,7 +48,10 @@ export interface SealerOptions {
   readonly maxTokenBytes?: number;
   /** The current time in seconds since the epoch (default `Date.now() / 1000`). */
   readonly clock?: () => number;
-  /** That many random bytes, for `jti` (default `crypto.randomBytes`). */
+  /**
+   * That many random bytes, for `jti` only (default the platform CSPRNG, `crypto.getRandomValues`). The
+   * encrypted form's IV never comes from here: it is always drawn from the platform CSPRNG (decision D6).
+   */
   readonly entropy?: (size: number) => Uint8Array;
   /** Where `consume: true` records redeemed tokens; without one, `consume: true` is a configuration error. */
   readonly replayStore?: ReplayStore | undefined;
@@ -129,7 +130,7 @@ export class StateSealer {
     const ttl = integer("ttl", options.ttl ?? Math.min(DEFAULT_TTL, maxLifetime), 1);
     if (ttl > maxLifetime) throw new RangeError(`ttl (${ttl} s) must not exceed maxLifetime (${maxLifetime} s)`);
     const clock = options.clock ?? (() => Date.now() / 1000);
-    const entropy = options.entropy ?? ((size: number) => new Uint8Array(randomBytes(size)));
+    const entropy = options.entropy ?? ((size: number) => crypto.getRandomValues(new Uint8Array(size)));
     if (typeof clock !== "function" || typeof entropy !== "function") throw new TypeError("clock and entropy must be functions");
     const store = options.replayStore;
     if (store !== undefined && (typeof store !== "object" || store === null || typeof store.redeem !== "function")) {

@@ -174,6 +174,19 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     await close();
   });
 
+  it("D2: arguments present but not an object (null, an array, a string) are unbindable: a bound token is refused wrong_request", async () => {
+    const sealer = new StateSealer(Keyring.generate("HS256"), { issuer: ISSUER });
+    const { connect, handlerCalls, close } = serve({ sealer });
+    const alice = await connect("alice");
+    const token = await sealer.seal({ branch: "x" }, { user: "alice", tool: "delete_branch", arguments: {} });
+    const calls = handlerCalls.length;
+    for (const args of [null, [1, 2], "branch"]) {
+      assert.equal(refusalOf(await call(alice, { name: "delete_branch", arguments: args, requestState: token })), "wrong_request", JSON.stringify(args));
+    }
+    assert.equal(handlerCalls.length, calls, "a refused retry never reaches the handler");
+    await close();
+  });
+
   it("answers unbindable arguments with -32602 and no token, and refuses to bind without a principal", async () => {
     const { connect, close } = serve();
     const alice = await connect("alice");

@@ -93,7 +93,9 @@ describe("key vectors", () => {
   if (hasVectors("invalid-keys.json")) {
     for (const vector of readVectors("invalid-keys.json").vectors) {
       it(`invalid-keys: ${vector.id} is refused at load`, () => {
-        assert.throws(() => Key.fromJwk(vector.jwk), { name: "KeyringError" });
+        // A vector holds one key (`jwk`) or a whole ring (`jwks`: decision D4's shared secrets).
+        if (vector.jwks !== undefined) assert.throws(() => Keyring.fromJwks(vector.jwks), { name: "KeyringError" });
+        else assert.throws(() => Key.fromJwk(vector.jwk), { name: "KeyringError" });
       });
     }
   }

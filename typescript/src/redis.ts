@@ -29,6 +29,10 @@ export const DEFAULT_PREFIX = "mrtr-state:jti:";
 export const DEFAULT_TIMEOUT = 1.0;
 
 const ERROR_CODE = /^[A-Z][A-Z_]{1,31}$/;
+/** The first reconnection delay of a {@link RedisReplayStore.fromUrl} client after its Redis went away, in ms. */
+const RECONNECT_BASE_MS = 50;
+/** The longest delay between two reconnection attempts, in ms: a restarted Redis is found within it. */
+const RECONNECT_MAX_MS = 1000;
 
 /** What the store needs of a Redis client: node-redis's `sendCommand` (a `RedisClientType` has it). */
 export interface RedisCommandClient {
@@ -115,8 +119,10 @@ export class RedisReplayStore implements ReplayStore {
 
   /**
    * A store with its own node-redis client for `url` (`redis://`, `rediss://` or `unix:///path`), which
-   * connects within `timeout` seconds, does not reconnect behind the server's back (a redemption Redis
-   * did not answer is refused at once), and queues no command while disconnected. {@link close} closes it.
+   * connects within `timeout` seconds. If Redis goes away later (a restart, a failover behind one
+   * address), every redemption is refused at once while it is away (`store_unavailable`: no command is
+   * queued) and the client reconnects in the background (after 50 ms, backing off to one attempt a
+   * second), so redemptions succeed again once Redis is back. {@link close} closes it.
    *
    * @throws ReplayStoreError Redis cannot be reached (the message never holds the URL).
    */
@@ -130,7 +136,14 @@ export class RedisReplayStore implements ReplayStore {
     } catch {
       throw new TypeError("RedisReplayStore.fromUrl needs the Redis client: npm install redis");
     }
-    const socket = { connectTimeout: timeout * 1000, reconnectStrategy: false as const };
+    // Before the first connection, a failure is final (fromUrl rejects); after it, the client keeps
+    // reconnecting in the background, backing off to RECONNECT_MAX_MS, so a restarted Redis is found again.
+    // Meanwhile no command is queued (disableOfflineQueue): a redemption Redis cannot answer is refused at
+    // once (fail closed).
+    let connectedOnce = false;
+    const reconnectStrategy = (retries: number): number | Error =>
+      connectedOnce ? Math.min(RECONNECT_BASE_MS * 2 ** Math.min(retries, 16), RECONNECT_MAX_MS) : new ReplayStoreError("Redis cannot be reached");
+    const socket = { connectTimeout: timeout * 1000, reconnectStrategy };
     let client: ReturnType<typeof redis.createClient>;
     try {
       client = url.startsWith("unix://")
@@ -148,8 +161,11 @@ export class RedisReplayStore implements ReplayStore {
     } catch (error) {
       throw failure(error);
     }
+    connectedOnce = true;
     return new RedisReplayStore(client as unknown as RedisCommandClient, options, async () => {
-      if (client.isOpen) await client.close();
+      // A ready client quits cleanly; one that is reconnecting is stopped where it is.
+      if (client.isReady) await client.close();
+      else if (client.isOpen) client.destroy();
     });
   }
 

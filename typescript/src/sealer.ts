@@ -10,16 +10,16 @@
  * https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state
  */
 
-import * as b64 from "./b64.js";
-import { argumentsDigest } from "./canonical.js";
-import * as claims from "./claims.js";
+import * as b64 from "./token/b64.js";
+import { argumentsDigest } from "./binding/canonical.js";
+import * as claims from "./token/claims.js";
 import { InvalidRequestState } from "./errors.js";
-import { checkState, dumps, type Json } from "./json.js";
-import * as jwe from "./jwe.js";
-import * as jws from "./jws.js";
-import { Keyring, SIGNATURE_BYTES } from "./keys.js";
-import { ReplayStoreError, replayKey, type ReplayStore } from "./replay.js";
-import { audience, type TargetOptions } from "./target.js";
+import { checkState, dumps, type Json } from "./token/json.js";
+import * as jwe from "./token/jwe.js";
+import * as jws from "./token/jws.js";
+import { Keyring, SIGNATURE_BYTES } from "./keys/keyring.js";
+import { ReplayStoreError, replayKey, type ReplayStore } from "./replay/store.js";
+import { audience, type TargetOptions } from "./binding/target.js";
 
 /** The default lifetime of a token, in seconds (profile, section 4). */
 export const DEFAULT_TTL = 600;

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "redis";
 
 import { InvalidRequestState, Keyring, replayKey, ReplayStoreError, StateSealer } from "../src/index.js";
-import { DEFAULT_PREFIX, RedisReplayStore, redisKey } from "../src/redis.js";
+import { DEFAULT_PREFIX, RedisReplayStore, redisKey } from "../src/replay/redis.js";
 
 const IN_CI = process.env.CI === "true";
 const HAVE_SERVER = spawnSync("redis-server", ["--version"]).status === 0;

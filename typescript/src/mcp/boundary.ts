@@ -21,7 +21,7 @@
 
 import { isInputRequiredResult, Protocol, ProtocolError, ProtocolErrorCode, type McpServer, type Server, type ServerContext } from "@modelcontextprotocol/server";
 
-import { bindingProblem } from "../canonical.js";
+import { bindingProblem } from "../binding/canonical.js";
 import { InvalidRequestState } from "../errors.js";
 import type { StateSealer } from "../sealer.js";
 import { claimOf, textOf } from "./plaintext.js";

@@ -8,7 +8,7 @@
  * - opening: a string claim is handed back verbatim; any other value as its compact JSON text.
  */
 
-import { checkState, dumps, MAX_TEXT_DEPTH, parseStrictJson, type Json } from "../json.js";
+import { checkState, dumps, MAX_TEXT_DEPTH, parseStrictJson, type Json } from "../token/json.js";
 
 /** The `state` claim for a handler's `requestState` string. */
 export function claimOf(text: string): Json {

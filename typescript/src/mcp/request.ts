@@ -13,8 +13,8 @@
  * | `resources/read` | `params.uri`  | none: the URI is the whole request |
  */
 
-import { isPlainObject } from "../json.js";
-import { audience, type TargetOptions } from "../target.js";
+import { isPlainObject } from "../token/json.js";
+import { audience, type TargetOptions } from "../binding/target.js";
 
 /** The MCP methods whose results may be `input_required`, with the parameter naming their target. */
 export const TARGET_METHODS = {

@@ -9,10 +9,10 @@
 import { CompactEncrypt, compactDecrypt, errors } from "jose";
 
 import * as b64 from "./b64.js";
-import { InvalidRequestState } from "./errors.js";
+import { InvalidRequestState } from "../errors.js";
 import type { ParsedJson } from "./json.js";
 import { decodeObject, parseObject, TYP, type JsonObject } from "./jws.js";
-import type { Key, Keyring } from "./keys.js";
+import type { Key, Keyring } from "../keys/keyring.js";
 
 /** The only protected header parameters of the encrypted form. */
 export const ENCRYPTED_HEADER_PARAMETERS: readonly string[] = ["alg", "enc", "typ", "kid"];

@@ -12,9 +12,9 @@
 import { CompactSign, compactVerify, errors } from "jose";
 
 import * as b64 from "./b64.js";
-import { InvalidRequestState } from "./errors.js";
+import { InvalidRequestState } from "../errors.js";
 import { isObject, MAX_TEXT_DEPTH, parseStrictJson, type Json, type ParsedJson } from "./json.js";
-import { SIGNATURE_BYTES, type Key, type Keyring } from "./keys.js";
+import { SIGNATURE_BYTES, type Key, type Keyring } from "../keys/keyring.js";
 
 /** The `typ` header value of the profile (explicit typing, RFC 8725 section 3.11). */
 export const TYP = "mrtr-state+jwt";

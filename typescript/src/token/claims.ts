@@ -4,8 +4,8 @@
  * the `jws` module's.
  */
 
-import { digestOrUndefined } from "./canonical.js";
-import { InvalidRequestState } from "./errors.js";
+import { digestOrUndefined } from "../binding/canonical.js";
+import { InvalidRequestState } from "../errors.js";
 import type { Json, ParsedJson } from "./json.js";
 import type { JsonObject } from "./jws.js";
 

@@ -15,10 +15,10 @@
 
 import { createHash, createPrivateKey, createPublicKey, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from "node:crypto";
 
-import * as b64 from "./b64.js";
+import * as b64 from "../token/b64.js";
 import { publicKeyProblem } from "./ed25519.js";
-import { KeyringError } from "./errors.js";
-import { isObject, JsonError, parseStrictJson, type Json } from "./json.js";
+import { KeyringError } from "../errors.js";
+import { isObject, JsonError, parseStrictJson, type Json } from "../token/json.js";
 
 /** The signing algorithms of the profile (section 3.1). `Ed25519` (RFC 9864) is not one. */
 export type SigningAlgorithm = "HS256" | "EdDSA";

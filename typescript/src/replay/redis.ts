@@ -21,7 +21,7 @@
 
 import { createHash } from "node:crypto";
 
-import { ReplayStoreError, type ReplayStore } from "./replay.js";
+import { ReplayStoreError, type ReplayStore } from "./store.js";
 
 /** The default prefix of the store's keys: the Python store's. */
 export const DEFAULT_PREFIX = "mrtr-state:jti:";

@@ -15,7 +15,7 @@
 
 import { createHash } from "node:crypto";
 
-import { isPlainObject } from "./json.js";
+import { isPlainObject } from "../token/json.js";
 
 /** Why arguments holding an integer beyond the safe range have no digest: the Python library's sentence. */
 export const UNBINDABLE_NUMBER =

@@ -10,6 +10,7 @@
  * https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state
  */
 
+import { utf8Length } from "./lib/utf8.js";
 import * as b64 from "./token/b64.js";
 import { argumentsDigest } from "./binding/canonical.js";
 import * as claims from "./token/claims.js";
@@ -180,7 +181,7 @@ export class StateSealer {
     const payload = dumps(
       claims.build({ issuer: this.issuer, user, aud, iat: Math.floor(this.#clock()), ttl: this.ttl, jti, state, argsSha256: digest }),
     );
-    const bytes = Math.ceil((Buffer.byteLength(payload, "utf8") * 4) / 3);
+    const bytes = Math.ceil((utf8Length(payload) * 4) / 3);
     // The token's size, known before any cryptography: header, payload (or ciphertext, as long as the
     // payload) and signature (or IV and tag) segments and their dots.
     const size =

@@ -13,7 +13,9 @@
  * are present but not a JSON object are unbindable too (decision D2).
  */
 
-import { createHash } from "node:crypto";
+import * as b64 from "../token/b64.js";
+import { sha256 } from "../lib/sha2.js";
+import { encodeUtf8 } from "../lib/utf8.js";
 
 import { isPlainObject } from "../token/json.js";
 
@@ -66,7 +68,7 @@ export function argumentsDigest(args: unknown): string {
     }
     throw new TypeError("arguments must be a JSON object");
   }
-  return createHash("sha256").update(canonicalize(args), "utf8").digest("base64url");
+  return b64.encode(sha256(encodeUtf8(canonicalize(args))));
 }
 
 /** The digest of `args`, or `undefined` when they cannot be canonicalized (they match no digest). */

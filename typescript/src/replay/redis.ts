@@ -19,8 +19,9 @@
  * the constructor takes any client with node-redis's `sendCommand(args)`.
  */
 
-import { createHash } from "node:crypto";
-
+import { sha256 } from "../lib/sha2.js";
+import { encodeUtf8 } from "../lib/utf8.js";
+import * as b64 from "../token/b64.js";
 import { ReplayStoreError, type ReplayStore } from "./store.js";
 
 /** The default prefix of the store's keys: the Python store's. */
@@ -51,7 +52,7 @@ export interface RedisReplayStoreOptions {
 
 /** The Redis key under which the redemption of `key` is recorded: the Python store's `_hashed`. */
 export function redisKey(prefix: string, key: string): string {
-  return prefix + createHash("sha256").update(key, "utf8").digest("base64url");
+  return prefix + b64.encode(sha256(encodeUtf8(key)));
 }
 
 /** The time left until `expiresAt`, in whole milliseconds, rounded up (the Python store's `_retention_ms`). */
@@ -183,7 +184,7 @@ export class RedisReplayStore implements ReplayStore {
    */
   async redeem(key: string, options: { readonly expiresAt: number }): Promise<boolean> {
     const ms = retentionMs(options.expiresAt, this.#clock());
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ReplayStoreError("Redis did not answer the redemption in time")), this.#timeoutMs);
     });

@@ -8,6 +8,7 @@
 
 import { CompactEncrypt, compactDecrypt, errors } from "jose";
 
+import { encodeUtf8 } from "../lib/utf8.js";
 import * as b64 from "./b64.js";
 import { InvalidRequestState } from "../errors.js";
 import type { ParsedJson } from "./json.js";
@@ -39,7 +40,7 @@ export async function openEncrypted(token: string, ring: Keyring): Promise<Parse
   }
   let plaintext: Uint8Array;
   try {
-    ({ plaintext } = await compactDecrypt(token, key.verifyingMaterial(), {
+    ({ plaintext } = await compactDecrypt(token, await key.verifyingKey(), {
       keyManagementAlgorithms: ["dir"],
       contentEncryptionAlgorithms: ["A256GCM"],
     }));
@@ -68,12 +69,12 @@ function keyForEncryptedHeader(header: JsonObject, ring: Keyring): Key {
 
 /** The encoded protected header a minter emits for `key`: `alg`, `enc`, `typ`, `kid`, in that order. */
 export function headerSegment(key: Key): string {
-  return Buffer.from(JSON.stringify({ alg: "dir", enc: "A256GCM", typ: TYP, kid: key.kid }), "utf8").toString("base64url");
+  return b64.encode(encodeUtf8(JSON.stringify({ alg: "dir", enc: "A256GCM", typ: TYP, kid: key.kid })));
 }
 
 /** Encrypt `payload` (the claims' JSON text) under the header `{alg: dir, enc: A256GCM, typ, kid}` of `key`. */
 export async function encrypt(key: Key, payload: string): Promise<string> {
-  return new CompactEncrypt(Buffer.from(payload, "utf8"))
+  return new CompactEncrypt(encodeUtf8(payload))
     .setProtectedHeader({ alg: "dir", enc: "A256GCM", typ: TYP, kid: key.kid })
-    .encrypt(key.signingMaterial());
+    .encrypt(await key.signingKey());
 }

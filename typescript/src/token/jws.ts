@@ -11,6 +11,7 @@
 
 import { CompactSign, compactVerify, errors } from "jose";
 
+import { encodeUtf8, utf8Length } from "../lib/utf8.js";
 import * as b64 from "./b64.js";
 import { InvalidRequestState } from "../errors.js";
 import { isObject, MAX_TEXT_DEPTH, parseStrictJson, type Json, type ParsedJson } from "./json.js";
@@ -29,9 +30,10 @@ export type JsonObject = { [name: string]: Json };
 export function checkSize(token: unknown, maxBytes: number): asserts token is string {
   if (typeof token !== "string") throw new InvalidRequestState("malformed", "the token is not a string");
   // The cap counts UTF-8 bytes; a string never has more UTF-16 code units than UTF-8 bytes, so the
-  // length alone refuses most oversized input before anything is counted. Buffer.byteLength counts a
-  // lone surrogate as the three bytes of U+FFFD, as the profile asks.
-  if (token.length > maxBytes || Buffer.byteLength(token, "utf8") > maxBytes) {
+  // length alone refuses most oversized input before anything is counted, and a text of at most a
+  // third of the cap in code units cannot exceed it. utf8Length counts a lone surrogate as the three
+  // bytes of U+FFFD, as the profile asks.
+  if (token.length > maxBytes || (token.length * 3 > maxBytes && utf8Length(token) > maxBytes)) {
     throw new InvalidRequestState("too_large", `the token is longer than ${maxBytes} bytes`);
   }
 }
@@ -101,7 +103,7 @@ export async function verifySignature(key: Key, token: string, signature: string
     throw new InvalidRequestState("bad_signature", "the signature does not have the algorithm's length");
   }
   try {
-    await compactVerify(token, key.verifyingMaterial(), { algorithms: [key.alg] });
+    await compactVerify(token, await key.verifyingKey(), { algorithms: [key.alg] });
   } catch (error) {
     if (error instanceof errors.JOSEError) {
       throw new InvalidRequestState("bad_signature", `the signature does not verify (${error.code})`);
@@ -113,14 +115,14 @@ export async function verifySignature(key: Key, token: string, signature: string
 /** Sign `payload` (the claims' JSON text) under the header `{alg, typ, kid}` of `key`, with `jose`. */
 export async function sign(key: Key, payload: string): Promise<string> {
   if (key.alg === "A256GCM") throw new TypeError("an A256GCM key encrypts (the encrypted form); it never signs");
-  return new CompactSign(Buffer.from(payload, "utf8"))
+  return new CompactSign(encodeUtf8(payload))
     .setProtectedHeader({ alg: key.alg, typ: TYP, kid: key.kid })
-    .sign(key.signingMaterial());
+    .sign(await key.signingKey());
 }
 
 /** The encoded header a minter emits for `key`: `alg`, `typ`, `kid`, in that order. */
 export function headerSegment(key: Key): string {
-  return Buffer.from(JSON.stringify({ alg: key.alg, typ: TYP, kid: key.kid }), "utf8").toString("base64url");
+  return b64.encode(encodeUtf8(JSON.stringify({ alg: key.alg, typ: TYP, kid: key.kid })));
 }
 
 /**

@@ -19,13 +19,10 @@
  * the constructor takes any client with node-redis's `sendCommand(args)`.
  */
 
-import { sha256 } from "../lib/sha2.js";
-import { encodeUtf8 } from "../lib/utf8.js";
-import * as b64 from "../token/b64.js";
+import { checkTimeout, DEFAULT_PREFIX, retentionMs, storeKey } from "./shared.js";
 import { ReplayStoreError, type ReplayStore } from "./store.js";
 
-/** The default prefix of the store's keys: the Python store's. */
-export const DEFAULT_PREFIX = "mrtr-state:jti:";
+export { DEFAULT_PREFIX };
 /** The default connect and command timeout of {@link RedisReplayStore.fromUrl} clients, in seconds. */
 export const DEFAULT_TIMEOUT = 1.0;
 
@@ -51,26 +48,9 @@ export interface RedisReplayStoreOptions {
 }
 
 /** The Redis key under which the redemption of `key` is recorded: the Python store's `_hashed`. */
-export function redisKey(prefix: string, key: string): string {
-  return prefix + b64.encode(sha256(encodeUtf8(key)));
-}
+export const redisKey = storeKey;
 
-/** The time left until `expiresAt`, in whole milliseconds, rounded up (the Python store's `_retention_ms`). */
-export function retentionMs(expiresAt: number, now: number): number {
-  const ms = Math.ceil((expiresAt - now) * 1000);
-  if (!(ms >= 1)) {
-    throw new ReplayStoreError(
-      "the redemption's retention has already ended by the store's clock; give the store the sealer's clock",
-    );
-  }
-  return ms;
-}
-
-function checkTimeout(timeout: unknown): number {
-  if (typeof timeout !== "number" || !Number.isFinite(timeout)) throw new TypeError("timeout must be a number of seconds");
-  if (!(timeout > 0 && timeout <= 60)) throw new RangeError(`timeout must be more than 0 and at most 60 seconds, got ${timeout}`);
-  return timeout;
-}
+export { retentionMs };
 
 /** A message naming what failed: the error's class and Redis's error code, never the error's own text. */
 function failure(error: unknown): ReplayStoreError {

@@ -101,7 +101,24 @@ def test_an_authenticated_body_over_the_limit_is_answered_413_unread(address: tu
 
 
 def test_an_authenticated_request_within_the_limit_is_served(address: tuple[str, int]) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}).encode()
-    lines = ("Authorization: Bearer alice-example-token", "MCP-Protocol-Version: 2026-07-28")
-    status, received = exchange(address, head(f"127.0.0.1:{address[1]}", *lines, length=len(body)), body)
-    assert status not in (401, 413, 421, 500), received[:500]
+    """tools/list builds the server (the boundary's install included) and answers with the tools."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "edge-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    body = json.dumps(request).encode()
+    lines = (
+        "Authorization: Bearer alice-example-token",
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: tools/list",
+        "Connection: close",
+    )
+    with socket.create_connection(address, timeout=ANSWER_TIMEOUT) as sock:
+        sock.sendall(head(f"127.0.0.1:{address[1]}", *lines, length=len(body)).encode() + b"\r\n" + body)
+        answer = b""
+        while chunk := sock.recv(65536):  # Connection: close: the server ends the answer by closing
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:500]
+    assert b"delete_branch" in answer, answer[:500]

@@ -277,11 +277,11 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     assert.throws(install((p) => (p._requestHandlers = new (class extends Map {})())), /not a plain Map/);
     assert.throws(install((p) => (p._requestHandlers = new Map([["tools/call", "not a function"]]))), /method names to functions/);
     assert.throws(install((p) => delete p._requestHandlers), /no own _requestHandlers/);
-    assert.throws(() => new StateBoundary(sealer).install({ _requestHandlers: new Map() } as never), /not an instance of the SDK's Protocol/);
+    assert.throws(() => new StateBoundary(sealer).install({ _requestHandlers: new Map() } as never), /no _onrequest method/);
     const original = Protocol.prototype.setRequestHandler;
     try {
       (Protocol.prototype as unknown as Record<string, unknown>).setRequestHandler = function (this: unknown) {};
-      assert.throws(install(() => {}), /setRequestHandler no longer uses _requestHandlers.set/);
+      assert.throws(install(() => {}), /Protocol's setRequestHandler no longer uses _requestHandlers.set/);
     } finally {
       Protocol.prototype.setRequestHandler = original;
     }

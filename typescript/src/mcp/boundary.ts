@@ -19,7 +19,7 @@
  * `input_required` result is sealed into a token bound to the same three.
  */
 
-import { isInputRequiredResult, Protocol, ProtocolError, ProtocolErrorCode, type McpServer, type Server, type ServerContext } from "@modelcontextprotocol/server";
+import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, type McpServer, type Server, type ServerContext } from "@modelcontextprotocol/server";
 
 import { bindingProblem } from "../binding/canonical.js";
 import { InvalidRequestState } from "../errors.js";
@@ -266,25 +266,27 @@ const TABLE_USES: readonly (readonly [string, string])[] = [
 /**
  * Why `protocol` (a `Server`, or an `McpServer`'s `.server`) does not have the handler table `install`
  * relies on, or `undefined` when it has it. `install` replaces `Protocol._requestHandlers`, a private
- * member, so it checks everything it depends on first: the object is the SDK's `Protocol`; the table is
- * an own, plain `Map` of method names to handler functions; dispatch reads the table with `get` at each
- * request and registration writes it with `set`. Any difference (another SDK release reorganised it)
+ * member, so it checks everything it depends on first: the table is the server's own, plain `Map` of
+ * method names to handler functions; the server's dispatch (`_onrequest`) reads the table with `get` at
+ * each request and its registration (`setRequestHandler`) writes it with `set`. Any difference (another SDK release reorganised it)
  * is a reason to refuse: a boundary that is silently bypassed would hand the client's state to the
  * handler unverified.
  */
 export function handlerTableProblem(protocol: unknown): string | undefined {
-  if (!(protocol instanceof Protocol)) return "the server is not an instance of the SDK's Protocol class";
-  if (!Object.hasOwn(protocol, "_requestHandlers")) return "Protocol has no own _requestHandlers member";
-  const table: unknown = (protocol as unknown as { _requestHandlers: unknown })._requestHandlers;
+  // Checked by shape, not by `instanceof Protocol`: an application may hold another copy of the SDK
+  // than the one this package resolves (a linked or nested install), whose classes are other objects.
+  if (typeof protocol !== "object" || protocol === null) return "the server is not an object";
+  if (!Object.hasOwn(protocol, "_requestHandlers")) return "the server has no own _requestHandlers member (Protocol's handler table)";
+  const table: unknown = (protocol as { _requestHandlers: unknown })._requestHandlers;
   if (!(table instanceof Map) || Object.getPrototypeOf(table) !== Map.prototype) return "Protocol._requestHandlers is not a plain Map";
   for (const [method, handler] of table) {
     if (typeof method !== "string" || typeof handler !== "function") return "Protocol._requestHandlers does not map method names to functions";
   }
-  const prototype = Protocol.prototype as unknown as Record<string, unknown>;
   for (const [name, use] of TABLE_USES) {
-    const method = prototype[name];
-    if (typeof method !== "function") return `Protocol.prototype.${name} is missing`;
-    if (!Function.prototype.toString.call(method).includes(use)) return `Protocol.prototype.${name} no longer uses ${use.slice(1, -1)}`;
+    // The method the SDK will call on this object, wherever in its class chain it is defined.
+    const method: unknown = (protocol as Record<string, unknown>)[name];
+    if (typeof method !== "function") return `the server has no ${name} method (Protocol's)`;
+    if (!Function.prototype.toString.call(method).includes(use)) return `Protocol's ${name} no longer uses ${use.slice(1, -1)}`;
   }
   return undefined;
 }

@@ -1,7 +1,7 @@
 // One interleaved benchmark of two builds of the package on this runtime: each round runs the same
 // operations on build A, then on build B (the order alternating), so both meet the same machine load.
 //
-//   node bench/interleaved.mjs BEFORE_DIR AFTER_DIR [rounds=15] [ms-per-round=300]
+//   node bench/interleaved.mjs BEFORE_DIR AFTER_DIR [rounds=15] [ms-per-round=300] [only=regex]
 //
 // BEFORE_DIR and AFTER_DIR each hold a built package (its index.js). Before timing, it checks that both
 // builds mint byte-identical tokens for one ring, clock and entropy (HS256, EdDSA; A256GCM's IV is random)
@@ -10,7 +10,8 @@
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 
-const [beforeDir, afterDir, roundsText = "15", msText = "300"] = process.argv.slice(2);
+const [beforeDir, afterDir, roundsText = "15", msText = "300", onlyText = ""] = process.argv.slice(2);
+const only = new RegExp(onlyText);
 if (!beforeDir || !afterDir) {
   console.error("usage: node bench/interleaved.mjs BEFORE_DIR AFTER_DIR [rounds] [ms-per-round]");
   process.exit(2);
@@ -80,6 +81,7 @@ const median = (values) => {
 console.log(`runtime: ${typeof Deno !== "undefined" ? "deno" : typeof Bun !== "undefined" ? "bun" : `node ${process.version}`}; ${rounds} rounds of ${msPerRound} ms per build and operation`);
 console.log("operation            before op/s    after op/s   after/before");
 for (const [label, operation] of Object.entries(operations)) {
+  if (!only.test(label)) continue;
   for (const name of ["before", "after"]) await rate(operation, name); // warm-up
   const results = { before: [], after: [] };
   for (let round = 0; round < rounds; round++) {

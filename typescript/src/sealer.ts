@@ -220,15 +220,17 @@ export class StateSealer {
     const aud = audience(options);
     const user = nonEmpty("user", options.user);
     let parsed;
-    jws.checkSize(token, this.maxTokenBytes);
+    jws.checkSize(token, this.maxTokenBytes); // Profile 5, step 1 (both forms)
     if (jws.isEncryptedForm(token)) {
-      parsed = await jwe.openEncrypted(token, this.ring); // section 5.1, steps 2 to 11
+      parsed = await jwe.openEncrypted(token, this.ring); // Profile 5.1, steps 2 to 11
     } else {
-      const [header, payload, signature] = jws.split(token, this.maxTokenBytes);
+      const [header, payload, signature] = jws.split(token, this.maxTokenBytes); // Profile 5, steps 2 and 3
+      // Profile 5, step 4 (the header is a strict JSON object), then steps 5 to 9.
       const key = jws.keyForHeader(jws.decodeObject(header, "header").value, this.ring);
-      await jws.verifySignature(key, token, signature);
-      parsed = jws.decodeObject(payload, "payload");
+      await jws.verifySignature(key, token, signature); // Profile 5, step 10
+      parsed = jws.decodeObject(payload, "payload"); // Profile 5, step 11
     }
+    // Profile 5, steps 12 to 19.
     return claims.validate(parsed, {
       now: Math.floor(this.#clock()),
       leeway: this.leeway,
@@ -249,6 +251,7 @@ export class StateSealer {
   async #redeem(store: ReplayStore, valid: claims.ValidClaims): Promise<void> {
     let first: unknown;
     try {
+      // Profile 5, step 20: redeem the issuer-scoped jti once.
       first = await store.redeem(replayKey(valid.iss, valid.jti), { expiresAt: valid.exp + 2 * this.leeway });
     } catch (error) {
       if (error instanceof ReplayStoreError) throw new InvalidRequestState("store_unavailable", error.message);

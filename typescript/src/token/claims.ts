@@ -72,7 +72,7 @@ export interface ValidClaims {
 /** Steps 12 to 19 on the strictly parsed payload: the validated claims, or an {@link InvalidRequestState}. */
 export function validate(parsed: ParsedJson & { value: JsonObject }, policy: ClaimPolicy): ValidClaims {
   const claims = parsed.value;
-  // Step 12: the claim set is closed, complete and well typed.
+  // Profile 5, step 12: the claim set is closed, complete and well typed.
   if (!Object.keys(claims).every((name) => ALL_CLAIMS.includes(name))) {
     throw new InvalidRequestState("malformed", "the payload has a claim the profile does not define");
   }
@@ -99,15 +99,21 @@ export function validate(parsed: ParsedJson & { value: JsonObject }, policy: Cla
     throw new InvalidRequestState("malformed", "claim 'args_sha256' must be 43 base64url characters");
   }
   // Steps 13 to 15, in integers written so that no sum passes 2^53.
+  // Profile 5, step 13: the lifetime.
   if (exp - iat > policy.maxLifetime) {
     throw new InvalidRequestState("lifetime_too_long", `the token's lifetime exceeds ${policy.maxLifetime} s`);
   }
+  // Profile 5, step 14: not issued in the future.
   if (iat - policy.leeway > policy.now) throw new InvalidRequestState("issued_in_future", "claim 'iat' is in the future");
+  // Profile 5, step 15: not expired.
   if (policy.now - policy.leeway >= exp) throw new InvalidRequestState("expired", "claim 'exp' has passed");
-  // Steps 16 to 19: issuer, user, target, request binding.
+  // Profile 5, step 16: the issuer.
   if (claims.iss !== policy.issuer) throw new InvalidRequestState("wrong_issuer", "claim 'iss' is not this server");
+  // Profile 5, step 17: the user.
   if (claims.sub !== policy.user) throw new InvalidRequestState("wrong_user", "claim 'sub' is not the requesting user");
+  // Profile 5, step 18: the target.
   if (claims.aud !== policy.aud) throw new InvalidRequestState("wrong_tool", "claim 'aud' is not the requested target");
+  // Profile 5, step 19: the request binding.
   if (bound) {
     // Arguments that cannot be canonicalized (unbindable, not JSON) cannot be the ones that were sealed.
     if (policy.arguments === undefined || digestOrUndefined(policy.arguments) !== claims.args_sha256) {

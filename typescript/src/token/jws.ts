@@ -29,7 +29,7 @@ export type JsonObject = { [name: string]: Json };
 /** Step 1, for both forms: the token is a string of at most `maxBytes` UTF-8 bytes. */
 export function checkSize(token: unknown, maxBytes: number): asserts token is string {
   if (typeof token !== "string") throw new InvalidRequestState("malformed", "the token is not a string");
-  // The cap counts UTF-8 bytes; a string never has more UTF-16 code units than UTF-8 bytes, so the
+  // Profile 5, step 1: the size cap, before anything is decoded. The cap counts UTF-8 bytes; a string never has more UTF-16 code units than UTF-8 bytes, so the
   // length alone refuses most oversized input before anything is counted, and a text of at most a
   // third of the cap in code units cannot exceed it. utf8Length counts a lone surrogate as the three
   // bytes of U+FFFD, as the profile asks.
@@ -49,9 +49,11 @@ export function isEncryptedForm(token: string): boolean {
 export function split(token: unknown, maxBytes: number): [string, string, string] {
   checkSize(token, maxBytes);
   const segments = token.split(".");
+  // Profile 5, step 2: three non-empty segments of the base64url alphabet.
   if (segments.length !== 3 || !segments.every((segment) => b64.BASE64URL.test(segment))) {
     throw new InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'");
   }
+  // Profile 5, step 3: each segment canonical.
   if (!segments.every(b64.isCanonical)) {
     throw new InvalidRequestState("malformed", "a segment is not canonical unpadded base64url");
   }
@@ -77,20 +79,25 @@ export function parseObject(bytes: Uint8Array, what: "header" | "payload"): Pars
 
 /** Steps 5 to 7, which need no key: allowlisted parameters, `alg`, `typ` (compared as decoded strings). */
 export function checkHeader(header: JsonObject): void {
+  // Profile 5, step 5: only alg, typ and kid.
   if (!Object.keys(header).every((name) => HEADER_PARAMETERS.includes(name))) {
     throw new InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids");
   }
+  // Profile 5, step 6: alg is HS256 or EdDSA.
   if (header.alg !== "HS256" && header.alg !== "EdDSA") {
     throw new InvalidRequestState("unsupported_header", "the header's alg is not HS256 or EdDSA");
   }
+  // Profile 5, step 7: typ is exactly mrtr-state+jwt.
   if (header.typ !== TYP) throw new InvalidRequestState("wrong_type", `the header's typ is not exactly '${TYP}'`);
 }
 
 /** Steps 5 to 9: {@link checkHeader}, then `kid` names a key of the ring whose algorithm is `alg`. */
 export function keyForHeader(header: JsonObject, ring: Keyring): Key {
   checkHeader(header);
+  // Profile 5, step 8: kid names a key of the ring.
   const key = typeof header.kid === "string" ? ring.get(header.kid) : undefined;
   if (key === undefined) throw new InvalidRequestState("unknown_key", "the header's kid names no key in the ring");
+  // Profile 5, step 9: the algorithm is the key's, never the token's choice.
   if (key.alg !== header.alg) {
     throw new InvalidRequestState("algorithm_mismatch", "the header's alg is not the algorithm of its key");
   }
@@ -99,6 +106,7 @@ export function keyForHeader(header: JsonObject, ring: Keyring): Key {
 
 /** Step 10: the signature has the algorithm's length and verifies under `key` (by `jose`, pinned to the key's algorithm). */
 export async function verifySignature(key: Key, token: string, signature: string): Promise<void> {
+  // Profile 5, step 10: the signature's length, then the signature itself.
   if (key.alg === "A256GCM" || b64.decode(signature).length !== SIGNATURE_BYTES[key.alg]) {
     throw new InvalidRequestState("bad_signature", "the signature does not have the algorithm's length");
   }

@@ -5,13 +5,16 @@ check of every module, the MCP adapter on the SDK's web-standard handler include
 bundle under Node, Deno, Bun, Cloudflare's workerd through miniflare (with and without ``nodejs_compat``)
 and Vercel's edge-runtime, each from the npm package that ships it (``typescript/runtimes/package.json``,
 installed from its lock file). Every runtime must pass every check, give each the verdict Node gives, and
-mint the same bytes for the deterministic tokens. Without Node.js this skips, except under ``CI=true``.
+mint the same bytes for the deterministic tokens. Then the Redis store (``mrtr-state/redis``) runs under Node,
+Deno and Bun against a ``redis-server`` the runner starts and stops. Without Node.js this skips, except
+under ``CI=true``.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 
 from tests.typescript.test_typescript_package import PACKAGE, npm
 
@@ -34,3 +37,11 @@ def test_every_runtime_runs_every_vector_with_nodes_verdicts() -> None:
         assert counts["failures"] == 0, shown
         assert counts["differing"] == 0, shown
         assert counts["checks"] == summary["node"]["checks"] > 300, counts
+    redis = re.search(r"^REDIS (\{.*\})$", result.stdout, re.MULTILINE)
+    assert redis is not None, result.stdout[-4000:]
+    if shutil.which("redis-server") is not None:
+        stores = json.loads(redis.group(1))
+        assert sorted(stores) == ["bun", "deno", "node"], stores
+        for runtime, counts in stores.items():
+            assert counts["failures"] == 0, f"the Redis store under {runtime}: {result.stdout[-3000:]}"
+            assert counts["checks"] > 0, counts

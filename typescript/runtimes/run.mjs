@@ -6,8 +6,12 @@
 //
 //   node run.mjs [--only name,name]      (after `npm run build` in the package)
 //
-// Prints one line per runtime and, last, "RESULT {json}" with every runtime's counts. Exits 1 on any failure.
-import { spawnSync } from "node:child_process";
+// Then the Redis store (redis-check.mjs) under Node, Deno and Bun against a redis-server it starts.
+// Prints one line per runtime, "RESULT {json}" with every runtime's counts, then "REDIS {json}" with the
+// Redis store's. Exits 1 on any failure (and, under CI=true, when redis-server is missing).
+import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -130,4 +134,48 @@ for (const [name, start] of runtimes) {
   for (const id of differing.slice(0, 20)) console.log(`  differs ${id}: ${JSON.stringify(report.verdicts[id])} (node: ${JSON.stringify(reference.verdicts[id])})`);
 }
 console.log(`RESULT ${JSON.stringify(summary)}`);
+
+// The Redis store (its own module, for runtimes with TCP sockets) under Node, Deno and Bun, against a
+// redis-server this script starts on a free loopback port and always stops.
+const redisSummary = {};
+if (spawnSync("redis-server", ["--version"]).status !== 0) {
+  console.log("redis: redis-server is not installed; the Redis store was not run under Deno and Bun");
+  if (process.env.CI === "true") failed = true;
+} else {
+  const port = await new Promise((resolve, reject) => {
+    const probe = createServer().once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port: free } = probe.address();
+      probe.close(() => resolve(free));
+    });
+  });
+  const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  try {
+    for (let i = 0; i < 100 && spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() !== "PONG"; i++) await sleep(50);
+    const env = { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, NO_COLOR: "1" };
+    for (const [name, command, args] of [
+      ["node", process.execPath, ["redis-check.mjs"]],
+      ["deno", bin("deno"), ["run", "-A", "--quiet", "redis-check.mjs"]],
+      ["bun", bin("bun"), ["redis-check.mjs"]],
+    ]) {
+      if (only !== undefined && name !== "node" && !only.has(name)) continue;
+      const result = spawnSync(command, args, { cwd: HERE, encoding: "utf8", timeout: TIMEOUT_MS, env });
+      let report;
+      try {
+        report = JSON.parse(result.stdout.trim().split("\n").at(-1));
+      } catch {
+        report = { checks: 0, failures: [{ id: "run", got: `exited ${result.status}: ${result.stderr.slice(-1000)}` }] };
+      }
+      redisSummary[name] = { checks: report.checks, failures: report.failures.length };
+      const ok = report.failures.length === 0 && report.checks > 0;
+      failed ||= !ok;
+      console.log(`redis store under ${name}: ${report.checks} checks, ${report.failures.length} failures${ok ? "" : " FAILED"}`);
+      for (const failure of report.failures) console.log(`  failure ${JSON.stringify(failure)}`);
+    }
+  } finally {
+    server.kill("SIGTERM");
+    await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once("exit", resolve)));
+  }
+}
+console.log(`REDIS ${JSON.stringify(redisSummary)}`);
 process.exit(failed ? 1 : 0);

@@ -5,11 +5,14 @@
  * (RFC 7517, RFC 8037) or generated. A {@link Keyring} is an ordered set of keys: the first signs, every
  * one verifies, each is found by its `kid`. Keys and rings are immutable; rotation builds a new ring.
  *
- * The profile's rules, as the Python library applies them: the algorithm is a property of the key
- * (never of a token); HS256 secrets have at least 32 bytes, and the bare-secret form of
- * `MRTR_STATE_KEYS` refuses an obviously non-random one; an Ed25519 `x` is a canonical encoding of a
- * point of large order (decision K1); `kid` defaults to the RFC 7638 thumbprint; base64url members are
- * canonical; and no secret ever appears in a message, `String(key)`, `util.inspect` or a public JWKS.
+ * The profile's rules, as the Python library applies them, whatever form a key comes in: the algorithm
+ * is a property of the key (never of a token); HS256 secrets have at least 32 bytes and A256GCM keys
+ * exactly 32; no `oct` secret is one byte or a short pattern repeated (decision D5); an encryption key
+ * shares its secret with no other key of its ring (D4); an Ed25519 `x` is a canonical encoding of a
+ * point of large order (decision K1) and the public key of `d`; a `kid` member, when present, is 1 to
+ * 128 printable ASCII characters (D3), and an absent one defaults to the RFC 7638 thumbprint; base64url
+ * members are canonical; and no secret ever appears in a message, `String(key)`, `util.inspect` or a
+ * public JWKS.
  *
  * Standard APIs only (issue 27): the key material is held as bytes, and handed to `jose` as Web Crypto
  * `CryptoKey`s imported on first use and kept, so the same code runs on Node, Deno, Bun, Workers and

@@ -161,7 +161,8 @@ export class StateSealer {
    * @throws TypeError also when the sealer requires the argument binding and `arguments` is missing for
    *   a tool or a prompt.
    * @throws RangeError the state is JSON the profile cannot carry exactly, the arguments cannot be bound
-   *   (`UnbindableArguments`: an integer beyond 2^53 - 1, however written; pass such ids as strings), or
+   *   (`UnbindableArguments`: a number whose double has magnitude 2^53 or more, however written, so pass
+   *   such ids as strings; or arguments that are JSON but not an object, `null` included), or
    *   the token would exceed the size cap.
    * @throws KeyringError the ring cannot sign (its first key is a public key).
    */

@@ -15,7 +15,7 @@
 
 import * as b64 from "../token/b64.js";
 import { sha256 } from "../lib/sha2.js";
-import { encodeUtf8 } from "../lib/utf8.js";
+import { utf8Scratch } from "../lib/utf8.js";
 
 import { isPlainObject } from "../token/json.js";
 
@@ -68,7 +68,7 @@ export function argumentsDigest(args: unknown): string {
     }
     throw new TypeError("arguments must be a JSON object");
   }
-  return b64.encode(sha256(encodeUtf8(canonicalize(args))));
+  return b64.encode(sha256(utf8Scratch(canonicalize(args))));
 }
 
 /** The digest of `args`, or `undefined` when they cannot be canonicalized (they match no digest). */

@@ -31,21 +31,30 @@ function pad(message: Uint8Array, blockBytes: number, lengthBytes: number): Uint
   return padded;
 }
 
-/** The message schedule of SHA-256, reused by every call (the function never yields). */
+/** The message schedule and the padded tail of SHA-256, reused by every call (the function never yields). */
 const W = new Int32Array(64);
+const TAIL = new Uint8Array(128);
 
 /** SHA-256 of `message`. */
 export function sha256(message: Uint8Array): Uint8Array {
   let h0 = 0x6a09e667 | 0, h1 = 0xbb67ae85 | 0, h2 = 0x3c6ef372 | 0, h3 = 0xa54ff53a | 0;
   let h4 = 0x510e527f | 0, h5 = 0x9b05688c | 0, h6 = 0x1f83d9ab | 0, h7 = 0x5be0cd19 | 0;
-  // Whole blocks are read from the message itself; only the tail is copied to be padded.
+  // Whole blocks are read from the message itself; only the tail is copied, into a reused buffer, to be
+  // padded: a 1 bit, zeros, and the message's length in bits in the last 8 bytes.
   const whole = message.length - (message.length % 64);
-  const tail = pad(message.subarray(whole), 64, 8);
-  const fixLength = new DataView(tail.buffer);
+  const rest = message.length - whole;
+  const tailLength = rest + 9 <= 64 ? 64 : 128;
+  const tail = TAIL.fill(0, 0, tailLength);
+  tail.set(message.subarray(whole));
+  tail[rest] = 0x80;
   const bits = message.length * 8;
-  fixLength.setUint32(tail.length - 8, Math.floor(bits / 2 ** 32));
-  fixLength.setUint32(tail.length - 4, bits >>> 0);
-  const total = whole + tail.length;
+  const high = Math.floor(bits / 2 ** 32);
+  const low = bits >>> 0;
+  for (let i = 0; i < 4; i++) {
+    tail[tailLength - 8 + i] = (high >>> (24 - 8 * i)) & 0xff;
+    tail[tailLength - 4 + i] = (low >>> (24 - 8 * i)) & 0xff;
+  }
+  const total = whole + tailLength;
   for (let block = 0; block < total; block += 64) {
     const source = block < whole ? message : tail;
     const base = block < whole ? block : block - whole;

@@ -27,3 +27,16 @@ export function utf8Length(text: string): number {
   }
   return bytes;
 }
+
+/** A buffer reused by {@link utf8Scratch}, grown as needed. */
+let scratch = new Uint8Array(1024);
+
+/**
+ * The UTF-8 bytes of `text` in a buffer that the next call overwrites: for hashing at once, never to keep.
+ * Saves an allocation per argument digest.
+ */
+export function utf8Scratch(text: string): Uint8Array {
+  if (text.length * 3 > scratch.length) scratch = new Uint8Array(text.length * 3);
+  const { written } = encoder.encodeInto(text, scratch);
+  return scratch.subarray(0, written);
+}

@@ -78,7 +78,7 @@ export async function run(runtime) {
         requireArguments: setting("require_arguments") ?? false,
         clock: () => vector.now,
       });
-      return sealer.open(vector.token, { user: vector.user, tool: vector.tool, prompt: vector.prompt, resource: vector.resource, arguments: vector.arguments ?? {} });
+      return sealer.open(vector.token, { user: vector.user, tool: vector.tool, prompt: vector.prompt, resource: vector.resource, arguments: Object.hasOwn(vector, "arguments") ? vector.arguments : {} });
     };
     const rings = { tokens: Keyring.fromJwks(keys.verifier_jwks), encrypted: Keyring.fromJwks(keys.encrypted_verifier_jwks) };
     for (const [name, file] of [["tokens", tokens], ["encrypted", encrypted]]) {

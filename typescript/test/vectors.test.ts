@@ -26,7 +26,7 @@ async function verify(vector: any, file: any = tokens, verifierRing: Keyring = r
     tool: vector.tool,
     prompt: vector.prompt,
     resource: vector.resource,
-    arguments: vector.arguments ?? {},
+    arguments: Object.hasOwn(vector, "arguments") ? vector.arguments : {}, // absent is {}; null stays null (D2)
   });
 }
 

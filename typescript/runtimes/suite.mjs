@@ -104,7 +104,8 @@ export async function run(runtime) {
       check(`arguments: ${vector.id} isBindable`, isBindable(vector.arguments), vector.unbindable !== true);
     }
     for (const vector of invalidKeys.vectors) {
-      check(`invalid-keys: ${vector.id}`, thrown(() => (vector.jwks !== undefined ? Keyring.fromJwks(vector.jwks) : Key.fromJwk(vector.jwk))), "KeyringError");
+      const load = vector.jwks !== undefined ? () => Keyring.fromJwks(vector.jwks) : vector.jwk !== undefined ? () => Key.fromJwk(vector.jwk) : undefined;
+      check(`invalid-keys: ${vector.id}`, load === undefined ? "neither jwk nor jwks" : thrown(load), "KeyringError");
     }
     for (const [name, value] of Object.entries(keys)) {
       if (typeof value !== "object" || value === null) continue;

@@ -71,7 +71,8 @@ def test_npm_pack_holds_only_the_built_package(installed: None) -> None:
     assert "dist/index.js" in files
     assert "dist/index.d.ts" in files
     assert "dist/mcp/index.js" in files
-    assert "dist/redis.d.ts" in files
+    assert "dist/replay/redis.d.ts" in files
+    assert "dist/replay/durable-object.js" in files
     stray = [
         path
         for path in files

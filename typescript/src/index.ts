@@ -13,7 +13,7 @@
  * (https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state, CC BY 4.0).
  */
 
-export { argumentsDigest, bindingProblem, canonicalize, isBindable, UNBINDABLE_NUMBER, UnbindableArguments } from "./canonical.js";
+export { argumentsDigest, bindingProblem, canonicalize, isBindable, UNBINDABLE_NUMBER, UnbindableArguments } from "./binding/canonical.js";
 export { InvalidRequestState, isReason, KeyringError, REASONS, type Reason } from "./errors.js";
 export {
   checkState,
@@ -25,9 +25,9 @@ export {
   type NumberLiteral,
   type ParsedJson,
   type StrictOptions,
-} from "./json.js";
-export { decodeUnverified, TYP, type JsonObject } from "./jws.js";
-export { ENCRYPTED_HEADER_PARAMETERS } from "./jwe.js";
+} from "./token/json.js";
+export { decodeUnverified, TYP, type JsonObject } from "./token/jws.js";
+export { ENCRYPTED_HEADER_PARAMETERS } from "./token/jwe.js";
 export {
   ALGORITHMS,
   DEFAULT_KEYS_VARIABLE,
@@ -40,8 +40,8 @@ export {
   type SigningAlgorithm,
   type Jwk,
   type Jwks,
-} from "./keys.js";
-export { DEFAULT_MAX_ENTRIES, MemoryReplayStore, ReplayStoreError, replayKey, type ReplayStore } from "./replay.js";
+} from "./keys/keyring.js";
+export { DEFAULT_MAX_ENTRIES, MemoryReplayStore, ReplayStoreError, replayKey, type ReplayStore } from "./replay/store.js";
 export {
   DEFAULT_LEEWAY,
   DEFAULT_MAX_LIFETIME,
@@ -53,8 +53,8 @@ export {
   type SealerOptions,
   type SealOptions,
 } from "./sealer.js";
-export type { ValidClaims } from "./claims.js";
-export { audience, METHODS, type TargetOptions } from "./target.js";
+export type { ValidClaims } from "./token/claims.js";
+export { audience, METHODS, type TargetOptions } from "./binding/target.js";
 
 /** The version of the profile (`spec/profile.md`) this package implements. */
 export const PROFILE_VERSION = "1";

@@ -10,18 +10,17 @@
  * https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state
  */
 
-import { randomBytes } from "node:crypto";
-
-import * as b64 from "./b64.js";
-import { argumentsDigest } from "./canonical.js";
-import * as claims from "./claims.js";
+import { utf8Length } from "./lib/utf8.js";
+import * as b64 from "./token/b64.js";
+import { argumentsDigest } from "./binding/canonical.js";
+import * as claims from "./token/claims.js";
 import { InvalidRequestState } from "./errors.js";
-import { checkState, dumps, type Json } from "./json.js";
-import * as jwe from "./jwe.js";
-import * as jws from "./jws.js";
-import { Keyring, SIGNATURE_BYTES } from "./keys.js";
-import { ReplayStoreError, replayKey, type ReplayStore } from "./replay.js";
-import { audience, type TargetOptions } from "./target.js";
+import { checkState, dumps, type Json } from "./token/json.js";
+import * as jwe from "./token/jwe.js";
+import * as jws from "./token/jws.js";
+import { Keyring, SIGNATURE_BYTES } from "./keys/keyring.js";
+import { ReplayStoreError, replayKey, type ReplayStore } from "./replay/store.js";
+import { audience, type TargetOptions } from "./binding/target.js";
 
 /** The default lifetime of a token, in seconds (profile, section 4). */
 export const DEFAULT_TTL = 600;
@@ -50,7 +49,10 @@ export interface SealerOptions {
   readonly maxTokenBytes?: number;
   /** The current time in seconds since the epoch (default `Date.now() / 1000`). */
   readonly clock?: () => number;
-  /** That many random bytes, for `jti` (default `crypto.randomBytes`). */
+  /**
+   * That many random bytes, for `jti` only (default the platform CSPRNG, `crypto.getRandomValues`). The
+   * encrypted form's IV never comes from here: it is always drawn from the platform CSPRNG (decision D6).
+   */
   readonly entropy?: (size: number) => Uint8Array;
   /** Where `consume: true` records redeemed tokens; without one, `consume: true` is a configuration error. */
   readonly replayStore?: ReplayStore | undefined;
@@ -129,7 +131,7 @@ export class StateSealer {
     const ttl = integer("ttl", options.ttl ?? Math.min(DEFAULT_TTL, maxLifetime), 1);
     if (ttl > maxLifetime) throw new RangeError(`ttl (${ttl} s) must not exceed maxLifetime (${maxLifetime} s)`);
     const clock = options.clock ?? (() => Date.now() / 1000);
-    const entropy = options.entropy ?? ((size: number) => new Uint8Array(randomBytes(size)));
+    const entropy = options.entropy ?? ((size: number) => crypto.getRandomValues(new Uint8Array(size)));
     if (typeof clock !== "function" || typeof entropy !== "function") throw new TypeError("clock and entropy must be functions");
     const store = options.replayStore;
     if (store !== undefined && (typeof store !== "object" || store === null || typeof store.redeem !== "function")) {
@@ -159,7 +161,8 @@ export class StateSealer {
    * @throws TypeError also when the sealer requires the argument binding and `arguments` is missing for
    *   a tool or a prompt.
    * @throws RangeError the state is JSON the profile cannot carry exactly, the arguments cannot be bound
-   *   (`UnbindableArguments`: an integer beyond 2^53 - 1, however written; pass such ids as strings), or
+   *   (`UnbindableArguments`: a number whose double has magnitude 2^53 or more, however written, so pass
+   *   such ids as strings; or arguments that are JSON but not an object, `null` included), or
    *   the token would exceed the size cap.
    * @throws KeyringError the ring cannot sign (its first key is a public key).
    */
@@ -179,7 +182,7 @@ export class StateSealer {
     const payload = dumps(
       claims.build({ issuer: this.issuer, user, aud, iat: Math.floor(this.#clock()), ttl: this.ttl, jti, state, argsSha256: digest }),
     );
-    const bytes = Math.ceil((Buffer.byteLength(payload, "utf8") * 4) / 3);
+    const bytes = Math.ceil((utf8Length(payload) * 4) / 3);
     // The token's size, known before any cryptography: header, payload (or ciphertext, as long as the
     // payload) and signature (or IV and tag) segments and their dots.
     const size =
@@ -218,15 +221,18 @@ export class StateSealer {
     const aud = audience(options);
     const user = nonEmpty("user", options.user);
     let parsed;
-    jws.checkSize(token, this.maxTokenBytes);
+    jws.checkSize(token, this.maxTokenBytes); // Profile 5, step 1 (both forms)
     if (jws.isEncryptedForm(token)) {
-      parsed = await jwe.openEncrypted(token, this.ring); // section 5.1, steps 2 to 11
+      parsed = await jwe.openEncrypted(token, this.ring); // Profile 5.1, steps 2 to 11
     } else {
-      const [header, payload, signature] = jws.split(token, this.maxTokenBytes);
+      const [header, payload, signature] = jws.split(token, this.maxTokenBytes); // Profile 5, steps 2 and 3
+      // Profile 5, step 4 (the header is a strict JSON object), then steps 5 to 9.
       const key = jws.keyForHeader(jws.decodeObject(header, "header").value, this.ring);
-      await jws.verifySignature(key, token, signature);
+      await jws.verifySignature(key, token, signature); // Profile 5, step 10
+      // Profile 5, step 11: the claims are a strict JSON object.
       parsed = jws.decodeObject(payload, "payload");
     }
+    // Profile 5, steps 12 to 19.
     return claims.validate(parsed, {
       now: Math.floor(this.#clock()),
       leeway: this.leeway,
@@ -245,9 +251,9 @@ export class StateSealer {
    * far that clock may lag), as the Python library computes it.
    */
   async #redeem(store: ReplayStore, valid: claims.ValidClaims): Promise<void> {
-    // Profile 5, step 20: single use, last, so an invalid token never costs a store write.
     let first: unknown;
     try {
+      // Profile 5, step 20: redeem the issuer-scoped jti once.
       first = await store.redeem(replayKey(valid.iss, valid.jti), { expiresAt: valid.exp + 2 * this.leeway });
     } catch (error) {
       if (error instanceof ReplayStoreError) throw new InvalidRequestState("store_unavailable", error.message);

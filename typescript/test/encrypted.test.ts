@@ -100,3 +100,13 @@ describe("encrypted tokens", () => {
     assert.equal(await reason(sealer(both).open(`${header}.${payload}.${signature}`, retry)), "algorithm_mismatch");
   });
 });
+
+describe("D6: the GCM IV always comes from the platform's CSPRNG, never from the entropy hook", () => {
+  it("a stuck entropy hook repeats the jti but never the IV", async () => {
+    const stuck = new StateSealer(Keyring.generate("A256GCM"), { issuer: ISSUER, clock: () => NOW, entropy: (size) => new Uint8Array(size) });
+    const tokens = await Promise.all(Array.from({ length: 64 }, () => stuck.seal({ step: 1 }, retry)));
+    const ivs = new Set(tokens.map((token) => token.split(".")[2]));
+    assert.equal(ivs.size, tokens.length);
+    assert.ok(!ivs.has(Buffer.alloc(12).toString("base64url")));
+  });
+});

@@ -4,14 +4,17 @@
  */
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import { describe, it } from "node:test";
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { createMcpHandler, inputRequired as sdkInputRequired, McpServer, type CallToolResult } from "@modelcontextprotocol/server";
+import { createMcpHandler, inputRequired as sdkInputRequired, McpServer, Protocol, Server, type CallToolResult } from "@modelcontextprotocol/server";
 import * as z from "zod";
 
 import { audience, decodeUnverified, Keyring, MemoryReplayStore, REASONS, StateSealer } from "../src/index.js";
-import { inputRequired, readRetry, REASON_META_KEY, StateBoundary, type StateBoundaryOptions } from "../src/mcp/index.js";
+import { handlerTableProblem, inputRequired, readRetry, REASON_META_KEY, StateBoundary, SUPPORTED_SDK, type StateBoundaryOptions } from "../src/mcp/index.js";
 
 const ISSUER = "https://git.example.com";
 const CONFIRM = sdkInputRequired.elicit({
@@ -174,6 +177,19 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     await close();
   });
 
+  it("D2: arguments present but not an object (null, an array, a string) are unbindable: a bound token is refused wrong_request", async () => {
+    const sealer = new StateSealer(Keyring.generate("HS256"), { issuer: ISSUER });
+    const { connect, handlerCalls, close } = serve({ sealer });
+    const alice = await connect("alice");
+    const token = await sealer.seal({ branch: "x" }, { user: "alice", tool: "delete_branch", arguments: {} });
+    const calls = handlerCalls.length;
+    for (const args of [null, [1, 2], "branch"]) {
+      assert.equal(refusalOf(await call(alice, { name: "delete_branch", arguments: args, requestState: token })), "wrong_request", JSON.stringify(args));
+    }
+    assert.equal(handlerCalls.length, calls, "a refused retry never reaches the handler");
+    await close();
+  });
+
   it("answers unbindable arguments with -32602 and no token, and refuses to bind without a principal", async () => {
     const { connect, close } = serve();
     const alice = await connect("alice");
@@ -232,5 +248,42 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     const boundary = new StateBoundary(sealer).install(server);
     assert.throws(() => boundary.install(server), /already installed/);
     assert.throws(() => new StateBoundary(sealer).install(server), /already has a StateBoundary/);
+  });
+
+  it("the SDK still has the handler table install relies on (fails loudly when an SDK release changes it)", () => {
+    for (const protocol of [new McpServer({ name: "x", version: "1" }).server, new Server({ name: "x", version: "1" }, { capabilities: { tools: {} } })]) {
+      assert.equal(handlerTableProblem(protocol), undefined, `the SDK changed what StateBoundary.install patches: ${handlerTableProblem(protocol)}`);
+    }
+  });
+
+  it("the installed SDK is inside the peer range the package declares", () => {
+    const entry = createRequire(import.meta.url).resolve("@modelcontextprotocol/server");
+    const sdk = JSON.parse(readFileSync(new URL("../package.json", pathToFileURL(entry)), "utf8")) as { name: string; version: string };
+    assert.equal(sdk.name, "@modelcontextprotocol/server");
+    const own = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { peerDependencies: Record<string, string> };
+    assert.equal(own.peerDependencies["@modelcontextprotocol/server"], ">=2.4.0 <2.5.0");
+    assert.match(sdk.version, /^2\.4\.\d+$/, `tested with ${sdk.version}, outside ${SUPPORTED_SDK}`);
+  });
+
+  it("install refuses, with a clear error, a server whose handler table is not the one it knows", () => {
+    const sealer = new StateSealer(Keyring.generate("HS256"), { issuer: ISSUER });
+    const install = (mutate: (protocol: Record<string, unknown>) => void) => {
+      const server = new McpServer({ name: "x", version: "1" });
+      mutate(server.server as unknown as Record<string, unknown>);
+      return () => new StateBoundary(sealer).install(server);
+    };
+    const refused = /cannot install on this @modelcontextprotocol\/server \(@modelcontextprotocol\/server 2\.4\.x is what it is tested with\)/;
+    assert.throws(install((p) => (p._requestHandlers = {})), refused);
+    assert.throws(install((p) => (p._requestHandlers = new (class extends Map {})())), /not a plain Map/);
+    assert.throws(install((p) => (p._requestHandlers = new Map([["tools/call", "not a function"]]))), /method names to functions/);
+    assert.throws(install((p) => delete p._requestHandlers), /no own _requestHandlers/);
+    assert.throws(() => new StateBoundary(sealer).install({ _requestHandlers: new Map() } as never), /no _onrequest method/);
+    const original = Protocol.prototype.setRequestHandler;
+    try {
+      (Protocol.prototype as unknown as Record<string, unknown>).setRequestHandler = function (this: unknown) {};
+      assert.throws(install(() => {}), /Protocol's setRequestHandler no longer uses _requestHandlers.set/);
+    } finally {
+      Protocol.prototype.setRequestHandler = original;
+    }
   });
 });

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "redis";
 
 import { InvalidRequestState, Keyring, replayKey, ReplayStoreError, StateSealer } from "../src/index.js";
-import { DEFAULT_PREFIX, RedisReplayStore, redisKey } from "../src/redis.js";
+import { DEFAULT_PREFIX, RedisReplayStore, redisKey } from "../src/replay/redis.js";
 
 const IN_CI = process.env.CI === "true";
 const HAVE_SERVER = spawnSync("redis-server", ["--version"]).status === 0;
@@ -28,8 +28,8 @@ async function freePort(): Promise<number> {
 }
 
 /** A throwaway redis-server on loopback: no persistence, its own port; the test stops it. */
-async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const port = await freePort();
+async function startRedis(port?: number): Promise<{ url: string; port: number; stop: () => Promise<void> }> {
+  port ??= await freePort();
   const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
     stdio: "ignore",
   });
@@ -47,6 +47,7 @@ async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }>
   }
   return {
     url,
+    port,
     stop: async () => {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -68,7 +69,7 @@ describe("RedisReplayStore keys are the Python store's", () => {
 });
 
 describe("RedisReplayStore against a real redis-server", { skip: HAVE_SERVER ? false : MISSING }, () => {
-  let server: { url: string; stop: () => Promise<void> };
+  let server: { url: string; port: number; stop: () => Promise<void> };
   let now = 1_767_225_600;
   const clock = () => now;
   before(async () => {
@@ -141,5 +142,40 @@ describe("RedisReplayStore against a real redis-server", { skip: HAVE_SERVER ? f
     await store.close();
     const unreachable = RedisReplayStore.fromUrl(own.url, { clock, timeout: 0.5 });
     await assert.rejects(unreachable, (e: unknown) => e instanceof ReplayStoreError && !e.message.includes("127.0.0.1"));
+  });
+
+  it("fromUrl's store reconnects after a Redis restart: fail closed while down, recover after (issue 24 item 7)", async () => {
+    let own = await startRedis();
+    const store = await RedisReplayStore.fromUrl(own.url, { clock, timeout: 0.5 });
+    try {
+      assert.equal(await store.redeem("iss#before", { expiresAt: now + 600 }), true);
+      await own.stop();
+      // Down: every redemption is refused at once, never accepted.
+      for (let i = 0; i < 3; i++) await assert.rejects(store.redeem(`iss#down-${i}`, { expiresAt: now + 600 }), ReplayStoreError);
+      own = await startRedis(own.port);
+      // Back: the store finds the new server by itself, within a few seconds.
+      let answer: boolean | undefined;
+      for (let i = 0; i < 100 && answer === undefined; i++) {
+        try {
+          answer = await store.redeem("iss#after", { expiresAt: now + 600 });
+        } catch (error) {
+          assert.ok(error instanceof ReplayStoreError, String(error));
+          await sleep(100);
+        }
+      }
+      assert.equal(answer, true, "the store did not recover after Redis came back");
+      assert.equal(await store.redeem("iss#after", { expiresAt: now + 600 }), false);
+    } finally {
+      await store.close();
+      await own.stop();
+    }
+  });
+
+  it("close() ends a store whose Redis is down, without waiting for it", async () => {
+    const own = await startRedis();
+    const store = await RedisReplayStore.fromUrl(own.url, { clock, timeout: 0.5 });
+    await own.stop();
+    await assert.rejects(store.redeem("iss#x", { expiresAt: now + 600 }), ReplayStoreError);
+    await store.close();
   });
 });

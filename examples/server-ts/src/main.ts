@@ -14,7 +14,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 
-import { createMcpHandler, McpServer, OAuthError, OAuthErrorCode, requireBearerAuth, type AuthInfo } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  McpServer,
+  OAuthError,
+  OAuthErrorCode,
+  requireBearerAuth,
+  validateHostHeader,
+  type AuthInfo,
+} from "@modelcontextprotocol/server";
 import { audience, Keyring, KeyringError, MemoryReplayStore, StateSealer, type ReplayStore } from "mrtr-state";
 import { StateBoundary, type ToolRefusal } from "mrtr-state/mcp";
 import { RedisReplayStore } from "mrtr-state/redis";
@@ -64,16 +73,55 @@ const verifier = {
   },
 };
 
-async function toRequest(req: IncomingMessage, origin: string): Promise<Request> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+/** The largest request body read (the SDK's own default cap): a larger one is answered 413 unread. */
+const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
+
+/** The Host names this server answers to: the loopback names, and the address it listens on. */
+function allowedHostnames(listenHost: string): string[] {
+  const own = listenHost.includes(":") ? `[${listenHost}]` : listenHost;
+  return LOOPBACK_NAMES.includes(own) ? LOOPBACK_NAMES : [...LOOPBACK_NAMES, own];
+}
+
+function headersOf(req: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) value.forEach((item) => headers.append(name, item));
     else if (value !== undefined) headers.set(name, value);
   }
-  const method = req.method ?? "GET";
-  return new Request(new URL(req.url ?? "/", origin), { method, headers, ...(method === "GET" || method === "HEAD" ? {} : { body: Buffer.concat(chunks) }) });
+  return headers;
+}
+
+/**
+ * The request's body, read only now (after the Host and bearer checks) and never past `MAX_BODY_BYTES`:
+ * `undefined` when it is larger (by its Content-Length, or once that many bytes have arrived).
+ */
+async function readBody(req: IncomingMessage): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return undefined;
+  const chunks: Buffer[] = [];
+  let received = 0;
+  for await (const chunk of req) {
+    received += (chunk as Buffer).byteLength;
+    if (received > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  const body = new Uint8Array(received);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+/**
+ * Answer without reading what is left of the request's body: the connection is closed once the answer
+ * is written, so a client cannot make the server read (or hold) a body it will never use.
+ */
+async function refuse(req: IncomingMessage, res: ServerResponse, response: Response): Promise<void> {
+  res.shouldKeepAlive = false;
+  await send(res, response);
+  if (!req.complete) req.socket.destroySoon();
 }
 
 async function send(res: ServerResponse, response: Response): Promise<void> {
@@ -133,13 +181,25 @@ async function main(argv: string[]): Promise<number> {
   };
   const handler = createMcpHandler(factory);
   const gate = requireBearerAuth({ verifier, requiredScopes: [SCOPE] });
+  const hostnames = allowedHostnames(settings.host);
   const http = createServer((req, res) => {
     (async () => {
-      const request = await toRequest(req, `http://${req.headers.host ?? `${settings.host}:${settings.port}`}`);
-      if (new URL(request.url).pathname !== "/mcp") return send(res, new Response("Not found", { status: 404 }));
-      const auth = await gate(request);
-      if (auth instanceof Response) return send(res, auth);
-      return send(res, await handler.fetch(request, { authInfo: auth }));
+      // DNS rebinding protection, as the Python example has it: a foreign Host is answered 421.
+      if (!validateHostHeader(req.headers.host, hostnames).ok) {
+        return refuse(req, res, new Response("Invalid Host header", { status: 421 }));
+      }
+      const url = new URL(req.url ?? "/", `http://${req.headers.host}`);
+      if (url.pathname !== "/mcp") return refuse(req, res, new Response("Not found", { status: 404 }));
+      // The bearer check reads the headers only: an unauthenticated request's body is never read.
+      const headers = headersOf(req);
+      const method = req.method ?? "GET";
+      const auth = await gate(new Request(url, { method, headers }));
+      if (auth instanceof Response) return refuse(req, res, auth);
+      const body = method === "GET" || method === "HEAD" ? null : await readBody(req);
+      if (body === undefined) {
+        return refuse(req, res, new Response(`Payload Too Large: the request body must not exceed ${MAX_BODY_BYTES} bytes`, { status: 413 }));
+      }
+      return send(res, await handler.fetch(new Request(url, { method, headers, body }), { authInfo: auth }));
     })().catch((error: unknown) => {
       process.stderr.write(`example server: request failed: ${error instanceof Error ? error.name : typeof error}\n`);
       if (!res.headersSent) res.writeHead(500);

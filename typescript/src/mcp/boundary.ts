@@ -21,7 +21,7 @@
 
 import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, type McpServer, type Server, type ServerContext } from "@modelcontextprotocol/server";
 
-import { bindingProblem } from "../canonical.js";
+import { bindingProblem } from "../binding/canonical.js";
 import { InvalidRequestState } from "../errors.js";
 import type { StateSealer } from "../sealer.js";
 import { claimOf, textOf } from "./plaintext.js";
@@ -129,11 +129,15 @@ export class StateBoundary {
   install(server: McpServer | Server): this {
     if (this.#installed) throw new Error("this StateBoundary is already installed; make one per server");
     const protocol = ("server" in server ? server.server : server) as unknown as { _requestHandlers?: unknown };
-    const table = protocol._requestHandlers;
-    if (!(table instanceof Map)) {
-      throw new Error("mrtr-state/mcp does not recognise this @modelcontextprotocol/server: it needs version 2.4 or later of the 2.x line");
+    if (protocol._requestHandlers instanceof BoundTable) throw new Error("the server already has a StateBoundary");
+    const problem = handlerTableProblem(protocol);
+    if (problem !== undefined) {
+      throw new Error(
+        `mrtr-state/mcp cannot install on this @modelcontextprotocol/server (${SUPPORTED_SDK} is what it is tested with): ${problem}; ` +
+          "it would otherwise leave request states unverified, so it refuses",
+      );
     }
-    if (table instanceof BoundTable) throw new Error("the server already has a StateBoundary");
+    const table = protocol._requestHandlers as HandlerTable;
     const bound = new BoundTable(this);
     for (const [method, handler] of table as HandlerTable) bound.set(method, handler);
     protocol._requestHandlers = bound;
@@ -248,6 +252,43 @@ export class StateBoundary {
     const singleUse = typeof this.#singleUse === "boolean" ? String(this.#singleUse) : JSON.stringify([...this.#singleUse]);
     return `StateBoundary(sealer=${this.#sealer}, toolRefusal=${this.#toolRefusal}, singleUse=${singleUse})`;
   }
+}
+
+/** The versions of `@modelcontextprotocol/server` the adapter is tested with (its peer dependency range). */
+export const SUPPORTED_SDK = "@modelcontextprotocol/server 2.4.x";
+
+/** Methods of the SDK's `Protocol` whose source must read or write the handler table as `install` expects. */
+const TABLE_USES: readonly (readonly [string, string])[] = [
+  ["_onrequest", "._requestHandlers.get("], // dispatch looks the handler up by method, at each request
+  ["setRequestHandler", "._requestHandlers.set("], // registration stores it, so BoundTable.set sees it
+];
+
+/**
+ * Why `protocol` (a `Server`, or an `McpServer`'s `.server`) does not have the handler table `install`
+ * relies on, or `undefined` when it has it. `install` replaces `Protocol._requestHandlers`, a private
+ * member, so it checks everything it depends on first: the table is the server's own, plain `Map` of
+ * method names to handler functions; the server's dispatch (`_onrequest`) reads the table with `get` at
+ * each request and its registration (`setRequestHandler`) writes it with `set`. Any difference (another SDK release reorganised it)
+ * is a reason to refuse: a boundary that is silently bypassed would hand the client's state to the
+ * handler unverified.
+ */
+export function handlerTableProblem(protocol: unknown): string | undefined {
+  // Checked by shape, not by `instanceof Protocol`: an application may hold another copy of the SDK
+  // than the one this package resolves (a linked or nested install), whose classes are other objects.
+  if (typeof protocol !== "object" || protocol === null) return "the server is not an object";
+  if (!Object.hasOwn(protocol, "_requestHandlers")) return "the server has no own _requestHandlers member (Protocol's handler table)";
+  const table: unknown = (protocol as { _requestHandlers: unknown })._requestHandlers;
+  if (!(table instanceof Map) || Object.getPrototypeOf(table) !== Map.prototype) return "Protocol._requestHandlers is not a plain Map";
+  for (const [method, handler] of table) {
+    if (typeof method !== "string" || typeof handler !== "function") return "Protocol._requestHandlers does not map method names to functions";
+  }
+  for (const [name, use] of TABLE_USES) {
+    // The method the SDK will call on this object, wherever in its class chain it is defined.
+    const method: unknown = (protocol as Record<string, unknown>)[name];
+    if (typeof method !== "function") return `the server has no ${name} method (Protocol's)`;
+    if (!Function.prototype.toString.call(method).includes(use)) return `Protocol's ${name} no longer uses ${use.slice(1, -1)}`;
+  }
+  return undefined;
 }
 
 /** The server's handler table with the boundary put around every target method's handler as it is set. */

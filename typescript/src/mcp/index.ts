@@ -1,5 +1,5 @@
 /**
- * mrtr-state for the TypeScript MCP SDK (`@modelcontextprotocol/server` 2.4 or later, a peer dependency):
+ * mrtr-state for the TypeScript MCP SDK (`@modelcontextprotocol/server` 2.4.x, the releases it is tested with; a peer dependency):
  * `requestState` as tokens of the profile, sealed bound to the authenticated user, the target and the
  * arguments, and opened before any handler runs, with the Python boundary's refusals.
  *
@@ -15,7 +15,7 @@
  * (https://agentwranglers.se/playbook/agents-as-users/mcp-servers/signed-request-state, CC BY 4.0).
  */
 
-export { StateBoundary, type BoundaryLogger, type StateBoundaryOptions, type ToolRefusal } from "./boundary.js";
+export { handlerTableProblem, StateBoundary, SUPPORTED_SDK, type BoundaryLogger, type StateBoundaryOptions, type ToolRefusal } from "./boundary.js";
 export { authenticatedSubject, type Principal } from "./principal.js";
 export { jsonrpcError, REASON_META_KEY, toolError } from "./refusal.js";
 export { inputRequired, readRetry, type Retry } from "./rounds.js";

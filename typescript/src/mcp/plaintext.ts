@@ -8,7 +8,8 @@
  * - opening: a string claim is handed back verbatim; any other value as its compact JSON text.
  */
 
-import { checkState, dumps, MAX_TEXT_DEPTH, parseStrictJson, type Json } from "../json.js";
+import { encodeUtf8 } from "../lib/utf8.js";
+import { checkState, dumps, MAX_TEXT_DEPTH, parseStrictJson, type Json } from "../token/json.js";
 
 /** The `state` claim for a handler's `requestState` string. */
 export function claimOf(text: string): Json {
@@ -16,7 +17,7 @@ export function claimOf(text: string): Json {
   if (!start.startsWith("{") && !start.startsWith("[")) return text;
   try {
     if (!text.isWellFormed()) return text;
-    const value = parseStrictJson(Buffer.from(text, "utf8"), { maxDepth: MAX_TEXT_DEPTH, iJson: true }).value;
+    const value = parseStrictJson(encodeUtf8(text), { maxDepth: MAX_TEXT_DEPTH, iJson: true }).value;
     checkState(value);
     return value;
   } catch {

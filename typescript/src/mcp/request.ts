@@ -6,11 +6,15 @@
  * |------------------|---------------|-----------------------------------|
  * | `tools/call`     | `params.name` | `params.arguments` (absent: `{}`) |
  * | `prompts/get`    | `params.name` | `params.arguments` (absent: `{}`) |
+ *
+ * Arguments that are present but not an object (`null`, an array, a string, a number, a boolean) are
+ * carried as they are: they are unbindable (decision D2), so no token is sealed for them and a token
+ * carrying `args_sha256` is refused for them as `wrong_request`.
  * | `resources/read` | `params.uri`  | none: the URI is the whole request |
  */
 
-import { isPlainObject } from "../json.js";
-import { audience, type TargetOptions } from "../target.js";
+import { isPlainObject } from "../token/json.js";
+import { audience, type TargetOptions } from "../binding/target.js";
 
 /** The MCP methods whose results may be `input_required`, with the parameter naming their target. */
 export const TARGET_METHODS = {
@@ -34,8 +38,11 @@ export interface Target {
   readonly binding: TargetOptions;
   /** The profile's `aud` for it. */
   readonly aud: string;
-  /** The arguments object (`{}` when absent); `undefined` for `resources/read`, which has none. */
-  readonly arguments: { readonly [name: string]: unknown } | undefined;
+  /**
+   * The arguments as sent (`{}` when absent; any other value, `null` included, as it is: unbindable when
+   * not an object); `undefined` for `resources/read`, which has none.
+   */
+  readonly arguments: unknown;
 }
 
 /** The target and arguments of one request; a `RangeError` with a client-safe message when malformed. */
@@ -46,7 +53,7 @@ export function targetOf(method: TargetMethod, params: unknown): Target {
   if (typeof name !== "string" || name === "") throw new RangeError(`${method} needs a non-empty string '${field}'`);
   const binding: TargetOptions = { [kind]: name };
   if (kind === "resource") return { method, binding, aud: audience(binding), arguments: undefined };
-  const args = raw.arguments ?? {};
-  if (!isPlainObject(args)) throw new RangeError(`${method} 'arguments' must be an object`);
+  // Profile 8.2 (decision D2): only absent arguments are {}.
+  const args = raw.arguments === undefined ? {} : raw.arguments;
   return { method, binding, aud: audience(binding), arguments: args };
 }

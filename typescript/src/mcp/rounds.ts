@@ -10,7 +10,7 @@
 
 import { inputRequired as sdkInputRequired, type InputRequiredResult, type InputRequests, type ServerContext } from "@modelcontextprotocol/server";
 
-import { checkState, dumps, isPlainObject, type Json } from "../json.js";
+import { checkState, dumps, isPlainObject, type Json } from "../token/json.js";
 
 /** What the boundary verified for one request: the text the handler sees and the claim it came from. */
 export interface VerifiedRound {

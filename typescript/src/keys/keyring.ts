@@ -5,20 +5,28 @@
  * (RFC 7517, RFC 8037) or generated. A {@link Keyring} is an ordered set of keys: the first signs, every
  * one verifies, each is found by its `kid`. Keys and rings are immutable; rotation builds a new ring.
  *
- * The profile's rules, as the Python library applies them: the algorithm is a property of the key
- * (never of a token); HS256 secrets have at least 32 bytes, and the bare-secret form of
- * `MRTR_STATE_KEYS` refuses an obviously non-random one; an Ed25519 `x` is a canonical encoding of a
- * point of large order (decision K1); `kid` defaults to the RFC 7638 thumbprint; base64url members are
- * canonical; and no secret ever appears in a message, `String(key)`, `util.inspect` or a public JWKS.
- * The key material lives in Node `KeyObject`s, which `jose` signs and verifies with.
+ * The profile's rules, as the Python library applies them, whatever form a key comes in: the algorithm
+ * is a property of the key (never of a token); HS256 secrets have at least 32 bytes and A256GCM keys
+ * exactly 32; no `oct` secret is one byte or a short pattern repeated (decision D5); an encryption key
+ * shares its secret with no other key of its ring (D4); an Ed25519 `x` is a canonical encoding of a
+ * point of large order (decision K1) and the public key of `d`; a `kid` member, when present, is 1 to
+ * 128 printable ASCII characters (D3), and an absent one defaults to the RFC 7638 thumbprint; base64url
+ * members are canonical; and no secret ever appears in a message, `String(key)`, `util.inspect` or a
+ * public JWKS.
+ *
+ * Standard APIs only (issue 27): the key material is held as bytes, and handed to `jose` as Web Crypto
+ * `CryptoKey`s imported on first use and kept, so the same code runs on Node, Deno, Bun, Workers and
+ * edge runtimes. Loading stays synchronous: the thumbprint and the Ed25519 public key of a private key
+ * are computed in standard JavaScript (`lib/sha2.ts`, `keys/ed25519.ts`); only signing, verifying,
+ * encrypting and decrypting, already asynchronous, touch Web Crypto.
  */
 
-import { createHash, createPrivateKey, createPublicKey, createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from "node:crypto";
-
-import * as b64 from "./b64.js";
-import { publicKeyProblem } from "./ed25519.js";
-import { KeyringError } from "./errors.js";
-import { isObject, JsonError, parseStrictJson, type Json } from "./json.js";
+import { sha256 } from "../lib/sha2.js";
+import { encodeUtf8 } from "../lib/utf8.js";
+import * as b64 from "../token/b64.js";
+import { publicKeyOf, publicKeyProblem } from "./ed25519.js";
+import { KeyringError } from "../errors.js";
+import { isObject, JsonError, parseStrictJson, type Json } from "../token/json.js";
 
 /** The signing algorithms of the profile (section 3.1). `Ed25519` (RFC 9864) is not one. */
 export type SigningAlgorithm = "HS256" | "EdDSA";
@@ -65,7 +73,7 @@ const MAKE = Symbol("make");
 function thumbprintOf(required: Readonly<Record<string, string>>): string {
   const names = Object.keys(required).sort();
   const text = `{${names.map((name) => `${JSON.stringify(name)}:${JSON.stringify(required[name])}`).join(",")}}`;
-  return createHash("sha256").update(text, "utf8").digest("base64url");
+  return b64.encode(sha256(encodeUtf8(text)));
 }
 
 function checkKid(kid: unknown): string {
@@ -79,7 +87,7 @@ function checkKid(kid: unknown): string {
 function parseJson(text: string, what: string): Json {
   if (!text.isWellFormed()) throw new KeyringError(`${what} is not valid UTF-8 text`);
   try {
-    return parseStrictJson(Buffer.from(text, "utf8"), { maxDepth: MAX_JWKS_DEPTH, iJson: true }).value;
+    return parseStrictJson(encodeUtf8(text), { maxDepth: MAX_JWKS_DEPTH, iJson: true }).value;
   } catch (error) {
     if (error instanceof JsonError) throw new KeyringError(`${what} is not strict JSON: ${error.message}`);
     throw error;
@@ -96,19 +104,35 @@ function memberBytes(jwk: { readonly [name: string]: unknown }, name: string): U
   }
 }
 
+/** Whether two byte strings are equal, comparing every byte whatever the first difference. */
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= (a[i] as number) ^ (b[i] as number);
+  return difference === 0;
+}
+
+/** `size` bytes from the platform's CSPRNG (Web Crypto's `getRandomValues`). */
+function randomBytes(size: number): Uint8Array {
+  return crypto.getRandomValues(new Uint8Array(size));
 }
 
 interface Material {
   readonly alg: Algorithm;
-  /** HS256 and A256GCM: the secret. EdDSA: the private key, when held. */
-  readonly signing: KeyObject | undefined;
-  /** HS256 and A256GCM: the secret. EdDSA: the public key. */
-  readonly verifying: KeyObject;
-  /** The base64url public key `x` of an Ed25519 key. */
+  /** HS256 and A256GCM: the secret (a copy the key alone holds). */
+  readonly secret: Uint8Array | undefined;
+  /** EdDSA: the 32-byte private key seed, when held. */
+  readonly d: Uint8Array | undefined;
+  /** EdDSA: the base64url public key `x`. */
   readonly x: string | undefined;
 }
+
+/** How each algorithm's key is imported into Web Crypto, for `jose`: the algorithm and the usages. */
+const WEB_CRYPTO: Readonly<Record<Algorithm, { readonly algorithm: AlgorithmIdentifier | HmacImportParams; readonly sign: KeyUsage[]; readonly verify: KeyUsage[] }>> = {
+  HS256: { algorithm: { name: "HMAC", hash: "SHA-256" }, sign: ["sign"], verify: ["verify"] },
+  EdDSA: { algorithm: { name: "Ed25519" }, sign: ["sign"], verify: ["verify"] },
+  A256GCM: { algorithm: { name: "AES-GCM" }, sign: ["encrypt"], verify: ["decrypt"] },
+};
 
 /**
  * One key of a {@link Keyring}: an HS256 secret, an Ed25519 key, or an A256GCM encryption key (the
@@ -123,6 +147,9 @@ export class Key {
   /** The key id a token names in its `kid` header parameter. */
   readonly kid: string;
   readonly #material: Material;
+  /** The Web Crypto keys, imported on first use (Key is frozen; private fields stay assignable). */
+  #signingKey: Promise<CryptoKey> | undefined;
+  #verifyingKey: Promise<CryptoKey> | undefined;
 
   private constructor(token: symbol, material: Material, kid: string | undefined) {
     if (token !== MAKE) throw new TypeError("make a Key with Key.generate(), Key.fromJwk() or Key.fromSecret()");
@@ -134,7 +161,8 @@ export class Key {
 
   /** Whether this key can mint tokens (false for an Ed25519 public key; an encryption key mints by encrypting). */
   get canSign(): boolean {
-    return this.#material.signing !== undefined;
+    const material = this.#material;
+    return material.alg !== "EdDSA" || material.d !== undefined;
   }
 
   /**
@@ -145,9 +173,8 @@ export class Key {
     if (alg === "HS256") return Key.fromSecret(randomBytes(MIN_SECRET_BYTES), options);
     if (alg === "A256GCM") return Key.encryptionKey(randomBytes(ENCRYPTION_KEY_BYTES), options.kid);
     if (alg === "EdDSA") {
-      const { privateKey, publicKey } = generateKeyPairSync("ed25519");
-      const x = publicKey.export({ format: "jwk" }).x;
-      return new Key(MAKE, { alg, signing: privateKey, verifying: publicKey, x }, options.kid);
+      const d = randomBytes(32);
+      return new Key(MAKE, { alg, secret: undefined, d, x: b64.encode(publicKeyOf(d)) }, options.kid);
     }
     throw new KeyringError(`unsupported algorithm ${JSON.stringify(alg)}; the profile allows ${KEY_ALGORITHMS.join(", ")}`);
   }
@@ -160,20 +187,20 @@ export class Key {
           "make one with `mrtr-state keygen --alg A256GCM`",
       );
     }
-    const key = createSecretKey(Buffer.from(secret));
-    return new Key(MAKE, { alg: "A256GCM", signing: key, verifying: key, x: undefined }, kid);
+    checkNotWeak(secret, "an A256GCM key");
+    return new Key(MAKE, { alg: "A256GCM", secret: Uint8Array.from(secret), d: undefined, x: undefined }, kid);
   }
 
   /** Make an HS256 key from raw secret bytes (at least 32 of them). */
   static fromSecret(secret: Uint8Array, options: { readonly kid?: string } = {}): Key {
-    if (!(secret instanceof Uint8Array)) throw new TypeError("an HS256 secret is a Uint8Array (or Buffer)");
+    if (!(secret instanceof Uint8Array)) throw new TypeError("an HS256 secret is a Uint8Array");
     if (secret.length < MIN_SECRET_BYTES) {
       throw new KeyringError(
         `an HS256 secret must be at least ${MIN_SECRET_BYTES} random bytes, this one has ${secret.length}; ${KEYGEN_ADVICE}`,
       );
     }
-    const key = createSecretKey(Buffer.from(secret));
-    return new Key(MAKE, { alg: "HS256", signing: key, verifying: key, x: undefined }, options.kid);
+    checkNotWeak(secret, "an HS256 secret");
+    return new Key(MAKE, { alg: "HS256", secret: Uint8Array.from(secret), d: undefined, x: undefined }, options.kid);
   }
 
   /**
@@ -187,7 +214,8 @@ export class Key {
   static fromJwk(jwk: unknown): Key {
     const value: unknown = typeof jwk === "string" ? parseJson(jwk, "a JWK") : jwk;
     if (!isObject(value)) throw new KeyringError("a JWK must be a JSON object");
-    const kid = value.kid === undefined || value.kid === null ? undefined : checkKid(value.kid);
+    // Profile 7.4 (decision D3): a kid member, when present, is checked; only an absent one defaults.
+    const kid = Object.hasOwn(value, "kid") ? checkKid(value.kid) : undefined;
     if (value.kty === "oct" && value.alg === "A256GCM") {
       if ((value.use ?? "enc") !== "enc") throw new KeyringError("an A256GCM JWK must have use 'enc' (or no 'use' member)");
       return Key.encryptionKey(memberBytes(value, "k"), kid);
@@ -213,28 +241,15 @@ export class Key {
         throw new KeyringError(`an Ed25519 JWK's 'x' is not an acceptable public key (profile 7.2): ${problem}`);
       }
       const xText = b64.encode(x);
-      let publicKey: KeyObject;
-      try {
-        publicKey = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: xText }, format: "jwk" });
-      } catch {
-        throw new KeyringError("an Ed25519 JWK's 'x' is not a valid public key");
-      }
       if (!Object.hasOwn(value, "d")) {
-        return new Key(MAKE, { alg: "EdDSA", signing: undefined, verifying: publicKey, x: xText }, kid);
+        return new Key(MAKE, { alg: "EdDSA", secret: undefined, d: undefined, x: xText }, kid);
       }
       const d = memberBytes(value, "d");
       if (d.length !== 32) throw new KeyringError("an Ed25519 JWK's 'd' must be 32 bytes");
-      let privateKey: KeyObject;
-      try {
-        privateKey = createPrivateKey({ key: { kty: "OKP", crv: "Ed25519", x: xText, d: b64.encode(d) }, format: "jwk" });
-      } catch {
-        throw new KeyringError("an Ed25519 JWK's 'd' is not a valid private key");
-      }
-      const derived = createPublicKey(privateKey).export({ format: "jwk" }).x ?? "";
-      if (!sameBytes(Buffer.from(derived, "base64url"), x)) {
+      if (!sameBytes(publicKeyOf(d), x)) {
         throw new KeyringError("an Ed25519 JWK's 'x' is not the public key of its 'd'");
       }
-      return new Key(MAKE, { alg: "EdDSA", signing: privateKey, verifying: publicKey, x: xText }, kid);
+      return new Key(MAKE, { alg: "EdDSA", secret: undefined, d, x: xText }, kid);
     }
     const kty = typeof value.kty === "string" ? JSON.stringify(value.kty) : "missing";
     throw new KeyringError(`unsupported JWK key type ${kty}; the profile uses 'oct' (HS256) and 'OKP' (Ed25519)`);
@@ -243,7 +258,7 @@ export class Key {
   /** The RFC 7638 JWK thumbprint (SHA-256, base64url) of this key. */
   thumbprint(): string {
     const material = this.#material;
-    if (material.alg !== "EdDSA") return thumbprintOf({ k: material.verifying.export().toString("base64url"), kty: "oct" });
+    if (material.secret !== undefined) return thumbprintOf({ k: b64.encode(material.secret), kty: "oct" });
     return thumbprintOf({ crv: "Ed25519", kty: "OKP", x: material.x ?? "" });
   }
 
@@ -259,25 +274,48 @@ export class Key {
   /** The full JWK, secret included, for storing the key. Handle it as a secret. */
   privateJwk(): Jwk {
     const material = this.#material;
-    if (material.alg !== "EdDSA") {
+    if (material.secret !== undefined) {
       const use = material.alg === "HS256" ? "sig" : "enc";
-      return { kty: "oct", alg: material.alg, use, kid: this.kid, k: material.verifying.export().toString("base64url") };
+      return { kty: "oct", alg: material.alg, use, kid: this.kid, k: b64.encode(material.secret) };
     }
     const jwk = this.publicJwk();
-    if (material.signing === undefined) return jwk;
-    return { ...jwk, d: material.signing.export({ format: "jwk" }).d ?? "" };
+    if (material.d === undefined) return jwk;
+    return { ...jwk, d: b64.encode(material.d) };
   }
 
-  /** The material `jose` signs with; a {@link KeyringError} for a public key. @internal */
-  signingMaterial(): KeyObject {
-    const signing = this.#material.signing;
-    if (signing === undefined) throw new KeyringError(`key ${JSON.stringify(this.kid)} is an Ed25519 public key and cannot sign`);
-    return signing;
+  /**
+   * Whether this key and `other` are both `oct` keys (HS256 or A256GCM) holding the same secret bytes,
+   * compared without an early exit. @internal
+   */
+  sharesSecretWith(other: Key): boolean {
+    const mine = this.#material.secret;
+    const theirs = other.#material.secret;
+    return mine !== undefined && theirs !== undefined && sameBytes(mine, theirs);
   }
 
-  /** The material `jose` verifies with. @internal */
-  verifyingMaterial(): KeyObject {
-    return this.#material.verifying;
+  /**
+   * The Web Crypto key `jose` signs (or encrypts) with, imported once; a {@link KeyringError} for a
+   * public key. @internal
+   */
+  signingKey(): Promise<CryptoKey> {
+    if (!this.canSign) throw new KeyringError(`key ${JSON.stringify(this.kid)} is an Ed25519 public key and cannot sign`);
+    this.#signingKey ??= this.#import("sign");
+    return this.#signingKey;
+  }
+
+  /** The Web Crypto key `jose` verifies (or decrypts) with, imported once. @internal */
+  verifyingKey(): Promise<CryptoKey> {
+    this.#verifyingKey ??= this.#import("verify");
+    return this.#verifyingKey;
+  }
+
+  #import(use: "sign" | "verify"): Promise<CryptoKey> {
+    const { alg, secret, d, x } = this.#material;
+    const { algorithm, [use]: usages } = WEB_CRYPTO[alg];
+    if (secret !== undefined) return crypto.subtle.importKey("raw", Uint8Array.from(secret), algorithm, false, usages);
+    const jwk: JsonWebKey = { kty: "OKP", crv: "Ed25519", x: x ?? "" };
+    if (use === "sign" && d !== undefined) jwk.d = b64.encode(d);
+    return crypto.subtle.importKey("jwk", jwk, algorithm, false, usages);
   }
 
   /** `Key(alg=..., kid=..., canSign=...)`: never the secret. */
@@ -316,6 +354,19 @@ export class Keyring implements Iterable<Key> {
       if (byKid.has(key.kid)) throw new KeyringError(`two keys in the ring have the kid ${JSON.stringify(key.kid)}`);
       byKid.set(key.kid, key);
     }
+    // Profile 7.6 and 9.10 (decision D4): an encryption key's secret is used for nothing else, whatever
+    // the kids, or whoever holds the HS256 secret could decrypt every encrypted state.
+    list.forEach((key, i) => {
+      if (key.alg !== "A256GCM") return;
+      list.forEach((other, j) => {
+        if (i !== j && (other.alg !== "A256GCM" || j > i) && key.sharesSecretWith(other)) {
+          throw new KeyringError(
+            `the keys ${JSON.stringify(key.kid)} and ${JSON.stringify(other.kid)} hold the same secret: ` +
+              "an A256GCM key's secret must not be the secret of any other key (profile 7.6); generate a new one",
+          );
+        }
+      });
+    });
     this.keys = Object.freeze(list);
     this.#byKid = byKid;
     Object.freeze(this);
@@ -374,7 +425,12 @@ export class Keyring implements Iterable<Key> {
    * byte repeated, or a pattern of at most 8 bytes repeated).
    */
   static fromEnv(name: string = DEFAULT_KEYS_VARIABLE, options: { readonly env?: Readonly<Record<string, string | undefined>> } = {}): Keyring {
-    const env = options.env ?? process.env;
+    const env = options.env ?? processEnv();
+    if (env === undefined) {
+      throw new KeyringError(
+        `this runtime has no process.env: pass the variables, e.g. Keyring.fromEnv(${JSON.stringify(name)}, { env }) with a Worker's env`,
+      );
+    }
     const value = (env[name] ?? "").trim();
     if (value === "") {
       throw new KeyringError(
@@ -446,9 +502,31 @@ function secretFromText(value: string, name: string): Uint8Array {
   const text = value.replace(/=+$/, "");
   const unreadable = new KeyringError(`the environment variable ${name} is neither JSON nor a base64 secret; ${KEYGEN_ADVICE}`);
   if (text.length % 4 === 1) throw unreadable;
-  if (/^[A-Za-z0-9_-]+$/.test(text)) return new Uint8Array(Buffer.from(text, "base64url"));
-  if (/^[A-Za-z0-9+/]+$/.test(text)) return new Uint8Array(Buffer.from(text, "base64"));
+  if (/^[A-Za-z0-9_-]+$/.test(text)) return b64.decodeLenient(text);
+  if (/^[A-Za-z0-9+/]+$/.test(text)) return b64.decodeLenient(text.replaceAll("+", "-").replaceAll("/", "_"));
   throw unreadable;
+}
+
+/**
+ * The process environment where the runtime has one (Node, Bun, Deno's Node compatibility, workerd
+ * with `nodejs_compat`), read through `globalThis` so the module loads where there is none.
+ */
+function processEnv(): Readonly<Record<string, string | undefined>> | undefined {
+  const env = (globalThis as { process?: { env?: unknown } }).process?.env;
+  return typeof env === "object" && env !== null ? (env as Record<string, string | undefined>) : undefined;
+}
+
+/**
+ * Decision D5 (profile 7.1): every `oct` secret, HS256 or A256GCM, in whatever form it is loaded, is
+ * refused when it is one byte repeated or a pattern of at most 8 bytes repeated (the all-zero key included).
+ */
+function checkNotWeak(secret: Uint8Array, what: string): void {
+  const period = repeatingPeriod(secret);
+  if (period !== undefined) {
+    throw new KeyringError(
+      `${what} that is ${period === 1 ? "one byte repeated" : `a pattern of ${period} bytes repeated`} is not random bytes; ${KEYGEN_ADVICE}`,
+    );
+  }
 }
 
 /** The shortest period (1 to 8 bytes) with which `secret` repeats itself throughout, if any (decision K6). */

@@ -15,6 +15,8 @@
  * Writing: compact JSON that every language reads back as the same values (I-JSON).
  */
 
+import { encodeUtf8 } from "../lib/utf8.js";
+
 /** A JSON value as this reader returns it. */
 export type Json = null | boolean | number | string | Json[] | { [name: string]: Json };
 
@@ -328,5 +330,5 @@ export function dumps(value: unknown): string {
 
 /** Read strict JSON from text (not a token segment): a key file, an environment variable. */
 export function parseStrictText(text: string, maxDepth: number): Json {
-  return parseStrictJson(Buffer.from(text, "utf8"), { maxDepth, iJson: false }).value;
+  return parseStrictJson(encodeUtf8(text), { maxDepth, iJson: false }).value;
 }

@@ -9,6 +9,8 @@
  * coordinates with BigInt; it runs once per key load, never per token.
  */
 
+import { sha512 } from "../lib/sha2.js";
+
 const P = (1n << 255n) - 19n;
 const D = mod(-121665n * inverse(121666n));
 const SQRT_M1 = power(2n, (P - 1n) / 4n);
@@ -72,4 +74,80 @@ export function publicKeyProblem(encoded: Uint8Array): string | undefined {
   for (let i = 0; i < 3; i++) point = add(point, point);
   if (point[0] === 0n && point[1] === 1n) return "it is a point of small order";
   return undefined;
+}
+
+/** A point in extended coordinates (X, Y, Z, T), x = X/Z, y = Y/Z, xy = T/Z (RFC 8032, 5.1.4). */
+type Extended = readonly [bigint, bigint, bigint, bigint];
+
+const IDENTITY: Extended = [0n, 1n, 1n, 0n];
+const D2 = mod(2n * D);
+
+function addExtended([x1, y1, z1, t1]: Extended, [x2, y2, z2, t2]: Extended): Extended {
+  const a = mod((y1 - x1) * (y2 - x2));
+  const b = mod((y1 + x1) * (y2 + x2));
+  const c = mod(t1 * D2 * t2);
+  const d = mod(2n * z1 * z2);
+  const e = b - a;
+  const f = d - c;
+  const g = d + c;
+  const h = b + a;
+  return [mod(e * f), mod(g * h), mod(f * g), mod(e * h)];
+}
+
+function doubleExtended([x1, y1, z1]: Extended): Extended {
+  const a = mod(x1 * x1);
+  const b = mod(y1 * y1);
+  const c = mod(2n * z1 * z1);
+  const h = a + b;
+  const e = mod(h - (x1 + y1) * (x1 + y1));
+  const g = a - b;
+  const f = c + g;
+  return [mod(e * f), mod(g * h), mod(f * g), mod(e * h)];
+}
+
+/** The base point B (RFC 8032, 5.1): y = 4/5, x the even root. */
+const BASE: Extended = (() => {
+  const y = mod(4n * inverse(5n));
+  const y2 = (y * y) % P;
+  let x = power(mod((y2 - 1n) * inverse(mod(D * y2 + 1n))), (P + 3n) / 8n);
+  if (mod(x * x - (y2 - 1n) * inverse(mod(D * y2 + 1n))) !== 0n) x = (x * SQRT_M1) % P;
+  if ((x & 1n) === 1n) x = P - x;
+  return [x, y, 1n, mod(x * y)];
+})();
+
+/**
+ * The public key `x` of an Ed25519 private key seed `d` (RFC 8032, 5.1.5): the lower half of
+ * SHA-512(d), clamped, times the base point, encoded. Used when a key is generated and to check that a
+ * loaded JWK's `x` belongs to its `d`, once per key, so that key loading stays synchronous on Web Crypto
+ * (which can neither derive a public key synchronously nor check a pair). A Montgomery ladder makes the
+ * same operations for every bit of the scalar; BigInt arithmetic is not constant-time, which is why this
+ * never runs per token.
+ */
+export function publicKeyOf(seed: Uint8Array): Uint8Array {
+  if (seed.length !== 32) throw new RangeError("an Ed25519 private key is 32 bytes");
+  const h = sha512(seed);
+  let scalar = 0n;
+  for (let i = 31; i >= 0; i--) scalar = (scalar << 8n) | BigInt(h[i] ?? 0);
+  scalar &= (1n << 254n) - 8n; // clear the three low bits and bit 255
+  scalar |= 1n << 254n;
+  let r0: Extended = IDENTITY;
+  let r1: Extended = BASE;
+  for (let i = 254n; i >= 0n; i--) {
+    if ((scalar >> i) & 1n) {
+      r0 = addExtended(r0, r1);
+      r1 = doubleExtended(r1);
+    } else {
+      r1 = addExtended(r0, r1);
+      r0 = doubleExtended(r0);
+    }
+  }
+  const zInverse = inverse(r0[2]);
+  const x = mod(r0[0] * zInverse);
+  let y = mod(r0[1] * zInverse) | ((x & 1n) << 255n);
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) {
+    out[i] = Number(y & 0xffn);
+    y >>= 8n;
+  }
+  return out;
 }

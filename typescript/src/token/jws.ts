@@ -11,10 +11,11 @@
 
 import { CompactSign, compactVerify, errors } from "jose";
 
+import { encodeUtf8, utf8Length } from "../lib/utf8.js";
 import * as b64 from "./b64.js";
-import { InvalidRequestState } from "./errors.js";
+import { InvalidRequestState } from "../errors.js";
 import { isObject, MAX_TEXT_DEPTH, parseStrictJson, type Json, type ParsedJson } from "./json.js";
-import { SIGNATURE_BYTES, type Key, type Keyring } from "./keys.js";
+import { SIGNATURE_BYTES, type Key, type Keyring } from "../keys/keyring.js";
 
 /** The `typ` header value of the profile (explicit typing, RFC 8725 section 3.11). */
 export const TYP = "mrtr-state+jwt";
@@ -27,12 +28,12 @@ export type JsonObject = { [name: string]: Json };
 
 /** Step 1, for both forms: the token is a string of at most `maxBytes` UTF-8 bytes. */
 export function checkSize(token: unknown, maxBytes: number): asserts token is string {
-  // Profile 5, step 1 (and Profile 5.1, step 1): size, checked before any decoding.
   if (typeof token !== "string") throw new InvalidRequestState("malformed", "the token is not a string");
-  // The cap counts UTF-8 bytes; a string never has more UTF-16 code units than UTF-8 bytes, so the
-  // length alone refuses most oversized input before anything is counted. Buffer.byteLength counts a
-  // lone surrogate as the three bytes of U+FFFD, as the profile asks.
-  if (token.length > maxBytes || Buffer.byteLength(token, "utf8") > maxBytes) {
+  // Profile 5, step 1 (and Profile 5.1, step 1): the size cap, before anything is decoded. The cap counts UTF-8 bytes; a string never has more UTF-16 code units than UTF-8 bytes, so the
+  // length alone refuses most oversized input before anything is counted, and a text of at most a
+  // third of the cap in code units cannot exceed it. utf8Length counts a lone surrogate as the three
+  // bytes of U+FFFD, as the profile asks.
+  if (token.length > maxBytes || (token.length * 3 > maxBytes && utf8Length(token) > maxBytes)) {
     throw new InvalidRequestState("too_large", `the token is longer than ${maxBytes} bytes`);
   }
 }
@@ -52,7 +53,7 @@ export function split(token: unknown, maxBytes: number): [string, string, string
   if (segments.length !== 3 || !segments.every((segment) => b64.BASE64URL.test(segment))) {
     throw new InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'");
   }
-  // Profile 5, step 3: each segment canonical unpadded base64url.
+  // Profile 5, step 3: each segment canonical.
   if (!segments.every(b64.isCanonical)) {
     throw new InvalidRequestState("malformed", "a segment is not canonical unpadded base64url");
   }
@@ -66,8 +67,6 @@ export function decodeObject(segment: string, what: "header" | "payload"): Parse
 
 /** Steps 4 and 11 on bytes: a strict UTF-8 JSON object, or `malformed`. */
 export function parseObject(bytes: Uint8Array, what: "header" | "payload"): ParsedJson & { value: JsonObject } {
-  // Profile 5, step 4: the header is strict JSON, a single object (what = "header").
-  // Profile 5, step 11: the claims set is strict JSON, a single object (what = "payload").
   let parsed: ParsedJson;
   try {
     parsed = parseStrictJson(bytes, { maxDepth: MAX_TEXT_DEPTH, iJson: true });
@@ -80,7 +79,7 @@ export function parseObject(bytes: Uint8Array, what: "header" | "payload"): Pars
 
 /** Steps 5 to 7, which need no key: allowlisted parameters, `alg`, `typ` (compared as decoded strings). */
 export function checkHeader(header: JsonObject): void {
-  // Profile 5, step 5: no header member other than alg, typ and kid.
+  // Profile 5, step 5: only alg, typ and kid.
   if (!Object.keys(header).every((name) => HEADER_PARAMETERS.includes(name))) {
     throw new InvalidRequestState("unsupported_header", "the header has a parameter the profile forbids");
   }
@@ -88,17 +87,17 @@ export function checkHeader(header: JsonObject): void {
   if (header.alg !== "HS256" && header.alg !== "EdDSA") {
     throw new InvalidRequestState("unsupported_header", "the header's alg is not HS256 or EdDSA");
   }
-  // Profile 5, step 7: typ is exactly mrtr-state+jwt, as a decoded string.
+  // Profile 5, step 7: typ is exactly mrtr-state+jwt.
   if (header.typ !== TYP) throw new InvalidRequestState("wrong_type", `the header's typ is not exactly '${TYP}'`);
 }
 
 /** Steps 5 to 9: {@link checkHeader}, then `kid` names a key of the ring whose algorithm is `alg`. */
 export function keyForHeader(header: JsonObject, ring: Keyring): Key {
   checkHeader(header);
-  // Profile 5, step 8: kid is a string naming a key of the ring.
+  // Profile 5, step 8: kid names a key of the ring.
   const key = typeof header.kid === "string" ? ring.get(header.kid) : undefined;
   if (key === undefined) throw new InvalidRequestState("unknown_key", "the header's kid names no key in the ring");
-  // Profile 5, step 9: the algorithm is pinned to the key.
+  // Profile 5, step 9: the algorithm is the key's, never the token's choice.
   if (key.alg !== header.alg) {
     throw new InvalidRequestState("algorithm_mismatch", "the header's alg is not the algorithm of its key");
   }
@@ -107,12 +106,12 @@ export function keyForHeader(header: JsonObject, ring: Keyring): Key {
 
 /** Step 10: the signature has the algorithm's length and verifies under `key` (by `jose`, pinned to the key's algorithm). */
 export async function verifySignature(key: Key, token: string, signature: string): Promise<void> {
-  // Profile 5, step 10: the signature's length, then it verifies under the key.
+  // Profile 5, step 10: the signature's length, then the signature itself.
   if (key.alg === "A256GCM" || b64.decode(signature).length !== SIGNATURE_BYTES[key.alg]) {
     throw new InvalidRequestState("bad_signature", "the signature does not have the algorithm's length");
   }
   try {
-    await compactVerify(token, key.verifyingMaterial(), { algorithms: [key.alg] });
+    await compactVerify(token, await key.verifyingKey(), { algorithms: [key.alg] });
   } catch (error) {
     if (error instanceof errors.JOSEError) {
       throw new InvalidRequestState("bad_signature", `the signature does not verify (${error.code})`);
@@ -124,14 +123,14 @@ export async function verifySignature(key: Key, token: string, signature: string
 /** Sign `payload` (the claims' JSON text) under the header `{alg, typ, kid}` of `key`, with `jose`. */
 export async function sign(key: Key, payload: string): Promise<string> {
   if (key.alg === "A256GCM") throw new TypeError("an A256GCM key encrypts (the encrypted form); it never signs");
-  return new CompactSign(Buffer.from(payload, "utf8"))
+  return new CompactSign(encodeUtf8(payload))
     .setProtectedHeader({ alg: key.alg, typ: TYP, kid: key.kid })
-    .sign(key.signingMaterial());
+    .sign(await key.signingKey());
 }
 
 /** The encoded header a minter emits for `key`: `alg`, `typ`, `kid`, in that order. */
 export function headerSegment(key: Key): string {
-  return Buffer.from(JSON.stringify({ alg: key.alg, typ: TYP, kid: key.kid }), "utf8").toString("base64url");
+  return b64.encode(encodeUtf8(JSON.stringify({ alg: key.alg, typ: TYP, kid: key.kid })));
 }
 
 /**

@@ -6,22 +6,27 @@
  * literal, `JSON.stringify` of a number is `Number.prototype.toString` and of a string is the JCS
  * escaping, and the default `sort()` orders member names by UTF-16 code units.
  *
- * Unbindable arguments (profile 3.4): a number whose value is an integer of magnitude beyond
- * 2^53 - 1, however it was written (`9007199254740993`, `1e23`, `1.152921504606847e+18`), makes the
- * arguments unbindable. The rule is by value, so that this implementation, which only sees doubles,
- * decides exactly as one that reads integers exactly: every double beyond 2^53 - 1 is an integer.
- * Such arguments have no digest; a tool should take such ids as strings.
+ * Unbindable arguments (profile 3.4, decision D1): the rule is applied to the IEEE 754 double nearest
+ * the literal, as every JSON parser reads it: a number whose double has magnitude 2^53 or more
+ * (`9007199254740992`, `9007199254740991.5`, which reads as 2^53, `1e23`) makes the arguments
+ * unbindable. Such arguments have no digest; a tool should take such ids as strings. Arguments that
+ * are present but not a JSON object are unbindable too (decision D2).
  */
 
-import { createHash } from "node:crypto";
+import * as b64 from "../token/b64.js";
+import { sha256 } from "../lib/sha2.js";
+import { utf8Scratch } from "../lib/utf8.js";
 
-import { isPlainObject } from "./json.js";
+import { isPlainObject } from "../token/json.js";
 
 /** Why arguments holding an integer beyond the safe range have no digest: the Python library's sentence. */
 export const UNBINDABLE_NUMBER =
   "the arguments hold a number whose value is an integer beyond +/-(2**53 - 1); RFC 8785 " +
   "writes numbers as IEEE 754 doubles, so neighbouring integers there share one digest and " +
   "cannot be bound: pass such ids (64-bit ids, nanosecond timestamps) as strings";
+
+/** Why arguments that are JSON but not an object have no digest (decision D2). */
+export const NOT_AN_OBJECT = "the arguments are not a JSON object (null, an array, a string, a number or a boolean): only an object, or no arguments at all, can be bound";
 
 /** JCS nests as deep as the value does; this bound keeps a hostile value from exhausting the stack. */
 const MAX_DEPTH = 256;
@@ -50,12 +55,20 @@ export function canonicalize(value: unknown): string {
 /**
  * The profile's argument digest of an arguments object: base64url(SHA-256(JCS(arguments))), unpadded.
  *
- * @throws TypeError when `args` is not a plain object or holds a value that is not JSON.
- * @throws UnbindableArguments when the arguments cannot be bound (see the module's note).
+ * @throws TypeError when `args` is not JSON or holds a value that is not JSON.
+ * @throws UnbindableArguments when the arguments cannot be bound (see the module's note), and when they
+ *   are JSON but not an object (decision D2).
  */
 export function argumentsDigest(args: unknown): string {
-  if (!isPlainObject(args)) throw new TypeError("arguments must be a JSON object");
-  return createHash("sha256").update(canonicalize(args), "utf8").digest("base64url");
+  if (!isPlainObject(args)) {
+    // Profile 3.4 and 8.2 (decision D2): present arguments that are JSON but not an object (null, an
+    // array, a string, a number, a boolean) are unbindable; only absent arguments read as {}.
+    if (args === null || Array.isArray(args) || ["string", "number", "boolean"].includes(typeof args)) {
+      throw new UnbindableArguments(NOT_AN_OBJECT);
+    }
+    throw new TypeError("arguments must be a JSON object");
+  }
+  return b64.encode(sha256(utf8Scratch(canonicalize(args))));
 }
 
 /** The digest of `args`, or `undefined` when they cannot be canonicalized (they match no digest). */
@@ -89,7 +102,8 @@ function encode(value: unknown, depth: number): string {
       return JSON.stringify(value);
     case "number":
       if (!Number.isFinite(value)) throw new UnbindableArguments("a non-finite number is not JSON");
-      if (Math.abs(value) > Number.MAX_SAFE_INTEGER) {
+      // Profile 3.4 (decision D1): by the double, not the literal; no double lies between 2^53 - 1 and 2^53.
+      if (Math.abs(value) >= 2 ** 53) {
         throw new UnbindableArguments(UNBINDABLE_NUMBER);
       }
       return JSON.stringify(value); // -0 is written "0", as RFC 8785 asks

@@ -4,8 +4,8 @@
  * the `jws` module's.
  */
 
-import { digestOrUndefined } from "./canonical.js";
-import { InvalidRequestState } from "./errors.js";
+import { digestOrUndefined } from "../binding/canonical.js";
+import { InvalidRequestState } from "../errors.js";
 import type { Json, ParsedJson } from "./json.js";
 import type { JsonObject } from "./jws.js";
 
@@ -99,7 +99,7 @@ export function validate(parsed: ParsedJson & { value: JsonObject }, policy: Cla
     throw new InvalidRequestState("malformed", "claim 'args_sha256' must be 43 base64url characters");
   }
   // Steps 13 to 15, in integers written so that no sum passes 2^53.
-  // Profile 5, step 13: the lifetime is at most the verifier's maximum.
+  // Profile 5, step 13: the lifetime.
   if (exp - iat > policy.maxLifetime) {
     throw new InvalidRequestState("lifetime_too_long", `the token's lifetime exceeds ${policy.maxLifetime} s`);
   }
@@ -107,14 +107,13 @@ export function validate(parsed: ParsedJson & { value: JsonObject }, policy: Cla
   if (iat - policy.leeway > policy.now) throw new InvalidRequestState("issued_in_future", "claim 'iat' is in the future");
   // Profile 5, step 15: not expired.
   if (policy.now - policy.leeway >= exp) throw new InvalidRequestState("expired", "claim 'exp' has passed");
-  // Steps 16 to 19: issuer, user, target, request binding.
-  // Profile 5, step 16: the issuer is this verifier.
+  // Profile 5, step 16: the issuer.
   if (claims.iss !== policy.issuer) throw new InvalidRequestState("wrong_issuer", "claim 'iss' is not this server");
-  // Profile 5, step 17: the user is the one of the request being served.
+  // Profile 5, step 17: the user.
   if (claims.sub !== policy.user) throw new InvalidRequestState("wrong_user", "claim 'sub' is not the requesting user");
-  // Profile 5, step 18: the target is the one of the request being served.
+  // Profile 5, step 18: the target.
   if (claims.aud !== policy.aud) throw new InvalidRequestState("wrong_tool", "claim 'aud' is not the requested target");
-  // Profile 5, step 19: the request binding, present or required.
+  // Profile 5, step 19: the request binding.
   if (bound) {
     // Arguments that cannot be canonicalized (unbindable, not JSON) cannot be the ones that were sealed.
     if (policy.arguments === undefined || digestOrUndefined(policy.arguments) !== claims.args_sha256) {

@@ -19,16 +19,18 @@
  * the constructor takes any client with node-redis's `sendCommand(args)`.
  */
 
-import { createHash } from "node:crypto";
+import { checkTimeout, DEFAULT_PREFIX, retentionMs, storeKey } from "./shared.js";
+import { ReplayStoreError, type ReplayStore } from "./store.js";
 
-import { ReplayStoreError, type ReplayStore } from "./replay.js";
-
-/** The default prefix of the store's keys: the Python store's. */
-export const DEFAULT_PREFIX = "mrtr-state:jti:";
+export { DEFAULT_PREFIX };
 /** The default connect and command timeout of {@link RedisReplayStore.fromUrl} clients, in seconds. */
 export const DEFAULT_TIMEOUT = 1.0;
 
 const ERROR_CODE = /^[A-Z][A-Z_]{1,31}$/;
+/** The first reconnection delay of a {@link RedisReplayStore.fromUrl} client after its Redis went away, in ms. */
+const RECONNECT_BASE_MS = 50;
+/** The longest delay between two reconnection attempts, in ms: a restarted Redis is found within it. */
+const RECONNECT_MAX_MS = 1000;
 
 /** What the store needs of a Redis client: node-redis's `sendCommand` (a `RedisClientType` has it). */
 export interface RedisCommandClient {
@@ -46,26 +48,9 @@ export interface RedisReplayStoreOptions {
 }
 
 /** The Redis key under which the redemption of `key` is recorded: the Python store's `_hashed`. */
-export function redisKey(prefix: string, key: string): string {
-  return prefix + createHash("sha256").update(key, "utf8").digest("base64url");
-}
+export const redisKey = storeKey;
 
-/** The time left until `expiresAt`, in whole milliseconds, rounded up (the Python store's `_retention_ms`). */
-export function retentionMs(expiresAt: number, now: number): number {
-  const ms = Math.ceil((expiresAt - now) * 1000);
-  if (!(ms >= 1)) {
-    throw new ReplayStoreError(
-      "the redemption's retention has already ended by the store's clock; give the store the sealer's clock",
-    );
-  }
-  return ms;
-}
-
-function checkTimeout(timeout: unknown): number {
-  if (typeof timeout !== "number" || !Number.isFinite(timeout)) throw new TypeError("timeout must be a number of seconds");
-  if (!(timeout > 0 && timeout <= 60)) throw new RangeError(`timeout must be more than 0 and at most 60 seconds, got ${timeout}`);
-  return timeout;
-}
+export { retentionMs };
 
 /** A message naming what failed: the error's class and Redis's error code, never the error's own text. */
 function failure(error: unknown): ReplayStoreError {
@@ -115,8 +100,10 @@ export class RedisReplayStore implements ReplayStore {
 
   /**
    * A store with its own node-redis client for `url` (`redis://`, `rediss://` or `unix:///path`), which
-   * connects within `timeout` seconds, does not reconnect behind the server's back (a redemption Redis
-   * did not answer is refused at once), and queues no command while disconnected. {@link close} closes it.
+   * connects within `timeout` seconds. If Redis goes away later (a restart, a failover behind one
+   * address), every redemption is refused at once while it is away (`store_unavailable`: no command is
+   * queued) and the client reconnects in the background (after 50 ms, backing off to one attempt a
+   * second), so redemptions succeed again once Redis is back. {@link close} closes it.
    *
    * @throws ReplayStoreError Redis cannot be reached (the message never holds the URL).
    */
@@ -130,7 +117,14 @@ export class RedisReplayStore implements ReplayStore {
     } catch {
       throw new TypeError("RedisReplayStore.fromUrl needs the Redis client: npm install redis");
     }
-    const socket = { connectTimeout: timeout * 1000, reconnectStrategy: false as const };
+    // Before the first connection, a failure is final (fromUrl rejects); after it, the client keeps
+    // reconnecting in the background, backing off to RECONNECT_MAX_MS, so a restarted Redis is found again.
+    // Meanwhile no command is queued (disableOfflineQueue): a redemption Redis cannot answer is refused at
+    // once (fail closed).
+    let connectedOnce = false;
+    const reconnectStrategy = (retries: number): number | Error =>
+      connectedOnce ? Math.min(RECONNECT_BASE_MS * 2 ** Math.min(retries, 16), RECONNECT_MAX_MS) : new ReplayStoreError("Redis cannot be reached");
+    const socket = { connectTimeout: timeout * 1000, reconnectStrategy };
     let client: ReturnType<typeof redis.createClient>;
     try {
       client = url.startsWith("unix://")
@@ -148,8 +142,11 @@ export class RedisReplayStore implements ReplayStore {
     } catch (error) {
       throw failure(error);
     }
+    connectedOnce = true;
     return new RedisReplayStore(client as unknown as RedisCommandClient, options, async () => {
-      if (client.isOpen) await client.close();
+      // A ready client quits cleanly; one that is reconnecting is stopped where it is.
+      if (client.isReady) await client.close();
+      else if (client.isOpen) client.destroy();
     });
   }
 
@@ -167,7 +164,7 @@ export class RedisReplayStore implements ReplayStore {
    */
   async redeem(key: string, options: { readonly expiresAt: number }): Promise<boolean> {
     const ms = retentionMs(options.expiresAt, this.#clock());
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ReplayStoreError("Redis did not answer the redemption in time")), this.#timeoutMs);
     });

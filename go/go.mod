@@ -1,0 +1,3 @@
+module github.com/mrtr-state/mrtr-state/go
+
+go 1.26

@@ -96,7 +96,9 @@ func (r *Keyring) String() string {
 func (r *Keyring) GoString() string { return r.String() }
 
 // Rotated returns a new ring with k first (it signs from now on); the old keys still open.
-func (r *Keyring) Rotated(k *Key) (*Keyring, error) { return NewKeyring(append([]*Key{k}, r.keys...)...) }
+func (r *Keyring) Rotated(k *Key) (*Keyring, error) {
+	return NewKeyring(append([]*Key{k}, r.keys...)...)
+}
 
 // Without returns a new ring without the key kid; tokens it signed stop opening.
 func (r *Keyring) Without(kid string) (*Keyring, error) {

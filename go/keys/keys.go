@@ -45,7 +45,9 @@ func (e *KeyringError) Error() string { return e.msg }
 
 func keyringError(msg string) error { return &KeyringError{msg} }
 
-func keyringErrorf(format string, args ...any) error { return &KeyringError{fmt.Sprintf(format, args...)} }
+func keyringErrorf(format string, args ...any) error {
+	return &KeyringError{fmt.Sprintf(format, args...)}
+}
 
 const keygenAdvice = "make one with `mrtr-state keygen --alg HS256` or from 32 bytes of crypto/rand"
 

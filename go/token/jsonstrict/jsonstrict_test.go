@@ -1,0 +1,82 @@
+package jsonstrict
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTheStrictReaderRefusesWhatTheProfileRefuses(t *testing.T) {
+	for name, text := range map[string]string{
+		"duplicate":             `{"a":1,"a":2}`,
+		"nested duplicate":      `{"a":{"b":1,"b":1}}`,
+		"escaped duplicate":     `{"a":1,"\u0061":2}`,
+		"lone high surrogate":   `"\ud800"`,
+		"lone low surrogate":    `"\udc00x"`,
+		"reversed pair":         `"\udc00\ud800"`,
+		"high then letter":      `"\ud800\u0041"`,
+		"NaN":                   `NaN`,
+		"Infinity":              `[Infinity]`,
+		"beyond a double":       `1e400`,
+		"integer beyond 2^53-1": `9007199254740992`,
+		"negative beyond":       `-9007199254740992`,
+		"huge integer":          `123456789012345678901234567890`,
+		"BOM":                   "\xef\xbb\xbf{}",
+		"invalid UTF-8":         "\"\xff\"",
+		"control character":     "\"a\nb\"",
+		"trailing content":      `{} {}`,
+		"trailing comma":        `[1,]`,
+		"leading zero":          `01`,
+		"bare minus":            `-`,
+		"single quotes":         `'a'`,
+		"bad escape":            `"\x"`,
+		"unterminated":          `"abc`,
+		"empty":                 ``,
+	} {
+		if _, err := Parse([]byte(text), Options{MaxDepth: 33}); err == nil {
+			t.Errorf("%s: %q accepted", name, text)
+		}
+	}
+}
+
+func TestTheStrictReaderAcceptsI_JSON(t *testing.T) {
+	for _, text := range []string{
+		`{}`, ` { "a" : [ 1 , 2.5 , -0 , 1e-400 , true , false , null ] } `, `9007199254740991`,
+		`-9007199254740991`, `1.152921504606847e+18`, `"\ud83d\ude00 \u00e9 \""`, `1E2`, `0.5e-3`,
+	} {
+		if _, err := Parse([]byte(text), Options{MaxDepth: 33}); err != nil {
+			t.Errorf("%q refused: %v", text, err)
+		}
+	}
+	v, _ := Parse([]byte(`[1e-400, "\u002b", "\ud83d\ude00"]`), Options{MaxDepth: 2})
+	if v.Items[0].Num != 0 || v.Items[1].Str != "+" || v.Items[2].Str != "😀" {
+		t.Errorf("decoded %v", v.Items)
+	}
+}
+
+func TestNestingIsBoundedByMaxDepth(t *testing.T) {
+	deep := strings.Repeat("[", 33) + strings.Repeat("]", 33)
+	if _, err := Parse([]byte(deep), Options{MaxDepth: 33}); err != nil {
+		t.Errorf("33 levels refused: %v", err)
+	}
+	deeper := strings.Repeat("[", 34) + strings.Repeat("]", 34)
+	if _, err := Parse([]byte(deeper), Options{MaxDepth: 33}); err == nil {
+		t.Error("34 levels accepted with a limit of 33")
+	}
+	if _, err := Parse([]byte(strings.Repeat(`{"a":`, 100000)), Options{MaxDepth: 33}); err == nil {
+		t.Error("100000 levels accepted")
+	}
+}
+
+func TestLastDuplicateWinsOnlyWhenAsked(t *testing.T) {
+	v, err := Parse([]byte(`{"a":1,"b":2,"a":3}`), Options{MaxDepth: 2, LastDuplicateWins: true})
+	if err != nil || len(v.Members) != 2 || v.Get("a").Literal != "3" {
+		t.Errorf("got %v, %v", v, err)
+	}
+}
+
+func TestRawIsTheValueTextAsWritten(t *testing.T) {
+	v, _ := Parse([]byte(`{"state": {"x" : 1.0} }`), Options{MaxDepth: 3})
+	if string(v.Get("state").Raw) != `{"x" : 1.0}` {
+		t.Errorf("raw %q", v.Get("state").Raw)
+	}
+}

@@ -81,8 +81,8 @@ func TestRuleAGT18OneByteChangedTenMinutesAnotherUser(t *testing.T) {
 	s := sealer(t, ring(t, keys.HS256), c)
 	tok, _ := s.Seal("x", deploy)
 	changed := []byte(tok)
-	i := strings.LastIndexByte(tok, '.') + 3
-	changed[i] ^= 1
+	i := strings.LastIndexByte(tok, '.') + 3 // inside the signature, where every letter is canonical
+	changed[i] = map[bool]byte{true: 'B', false: 'A'}[changed[i] == 'A']
 	if _, err := s.Open(context.Background(), string(changed), deploy); !errors.Is(err, mrtrstate.ErrBadSignature) {
 		t.Errorf("one byte changed: %v", err)
 	}

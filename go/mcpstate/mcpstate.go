@@ -257,7 +257,7 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 			if errors.As(err, &refused) {
 				b.logger.Warn("mcpstate: requestState refused", "method", method, "reason", string(refused.Reason),
 					"detail", refused.Detail)
-				return b.refuse(method, refused)
+				return b.refuse(method, req, refused)
 			}
 			if err != nil {
 				b.logger.Error("mcpstate: cannot open requestState", "method", method, "error", err)
@@ -275,16 +275,42 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func (b *boundary) refuse(method string, refused *mrtrstate.InvalidRequestState) (mcp.Result, error) {
+func (b *boundary) refuse(method string, req mcp.Request, refused *mrtrstate.InvalidRequestState) (mcp.Result, error) {
 	if method == "tools/call" && b.refusal == ToolError {
-		return &mcp.CallToolResult{
+		result := &mcp.CallToolResult{
 			Content: []mcp.Content{&mcp.TextContent{Text: refused.Error()}},
 			IsError: true,
 			Meta:    mcp.Meta{ReasonMetaKey: string(refused.Reason)},
-		}, nil
+		}
+		if call, ok := req.(*mcp.CallToolRequest); ok && multiRoundTrip(call.ProtocolVersion()) {
+			// The handler does not run, so the SDK does not mark this result
+			// "complete"; a 2026-07-28 client requires resultType. The SDK keeps
+			// it unexported and reads it from the wire, so the result is read
+			// from its own JSON with the member added.
+			return withResultTypeComplete(result), nil
+		}
+		return result, nil
 	}
 	data, _ := json.Marshal(map[string]string{"reason": string(refused.Reason)})
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: refused.Error(), Data: data}
+}
+
+// multiRoundTrip tells whether a request's protocol version has resultType (as
+// the SDK decides it: no version known means the latest).
+func multiRoundTrip(version string) bool { return version == "" || version >= "2026-07-28" }
+
+// withResultTypeComplete is result with resultType "complete" on the wire.
+func withResultTypeComplete(result *mcp.CallToolResult) *mcp.CallToolResult {
+	text, err := json.Marshal(result)
+	if err != nil || len(text) < 2 {
+		return result
+	}
+	text = append(text[:len(text)-1], `,"resultType":"complete"}`...)
+	var typed mcp.CallToolResult
+	if json.Unmarshal(text, &typed) != nil {
+		return result
+	}
+	return &typed
 }
 
 // seal replaces the RequestState of the handler's result with a token.

@@ -166,6 +166,9 @@ func TestRuleAGT18RefusalsAreToolErrorsAndTheHandlerNeverRuns(t *testing.T) {
 		if err != nil || reasonOf(r) != c.want {
 			t.Errorf("%s: %v %+v, want the tool error %s", name, err, r, c.want)
 		}
+		if wire, _ := json.Marshal(r); !strings.Contains(string(wire), `"resultType":"complete"`) {
+			t.Errorf("%s: a 2026-07-28 refusal without resultType: %s", name, wire)
+		}
 		if r != nil && len(r.Content) == 1 && strings.Contains(r.Content[0].(*mcp.TextContent).Text, tok[:16]) {
 			t.Errorf("%s: the refusal shows the token", name)
 		}

@@ -251,7 +251,9 @@ type seatOffer struct {
 }
 
 func askDates(destination, problem string) *mcp.CallToolResult {
-	field := func(title string) map[string]any { return map[string]any{"type": "string", "format": "date", "title": title} }
+	field := func(title string) map[string]any {
+		return map[string]any{"type": "string", "format": "date", "title": title}
+	}
 	question := form(strings.TrimSpace(problem+" When do you want to fly to "+destination+" and back?"),
 		map[string]any{"depart": field("Departure date"), "return": field("Return date")}, "depart", "return")
 	return inputRequired(mcp.InputRequestMap{"dates": question}, map[string]string{"step": "dates"})

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the conformance scenarios call sampling and roots, deprecated in 2026-07-28 but still part of the protocol
+
 package main
 
 // The fixtures the MCP conformance suite's input-required-result-* scenarios

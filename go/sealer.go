@@ -238,6 +238,12 @@ func (s *Sealer) seal(state []byte, req Request) (string, error) {
 	return token.Sign(k, payload)
 }
 
+// unknownKeyRefresher is a key source that can look for keys it does not hold
+// yet (keys.RemoteJWKS).
+type unknownKeyRefresher interface {
+	RefreshForUnknownKey(ctx context.Context) bool
+}
+
 // OpenOption changes one Open call.
 type OpenOption func(*openSettings)
 
@@ -282,6 +288,14 @@ func (s *Sealer) OpenClaims(ctx context.Context, tok string, req Request, opts .
 	}
 	// Steps 1 to 12.
 	claims, err := token.Decode(tok, s.maxTokenBytes, s.source.Keyring())
+	if errors.Is(err, refusal.ErrUnknownKey) {
+		// A source whose keys change (a remote JWKS) may not hold a key another
+		// replica has just started to sign with: it looks once (rate-limited by
+		// the source), and the token is decoded again with what it holds then.
+		if refresher, ok := s.source.(unknownKeyRefresher); ok && refresher.RefreshForUnknownKey(ctx) {
+			claims, err = token.Decode(tok, s.maxTokenBytes, s.source.Keyring())
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

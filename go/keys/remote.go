@@ -72,7 +72,9 @@ func WithMaxBytes(n int64) RemoteOption { return func(r *RemoteJWKS) { r.maxByte
 func WithHTTPClient(c *http.Client) RemoteOption { return func(r *RemoteJWKS) { r.client = c } }
 
 // WithRemoteClock sets the clock of the refresh schedule (default time.Now).
-func WithRemoteClock(clock func() time.Time) RemoteOption { return func(r *RemoteJWKS) { r.clock = clock } }
+func WithRemoteClock(clock func() time.Time) RemoteOption {
+	return func(r *RemoteJWKS) { r.clock = clock }
+}
 
 // WithLogger sets where failed fetches are logged (default slog.Default()).
 func WithLogger(l *slog.Logger) RemoteOption { return func(r *RemoteJWKS) { r.logger = l } }

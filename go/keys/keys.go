@@ -41,6 +41,7 @@ const (
 // sign. Its message says what is wrong and never holds key material.
 type KeyringError struct{ msg string }
 
+// Error says what is wrong with the key, never its material.
 func (e *KeyringError) Error() string { return e.msg }
 
 func keyringError(msg string) error { return &KeyringError{msg} }

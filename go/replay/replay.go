@@ -109,7 +109,10 @@ type expiry struct {
 	key string
 }
 
+// expiryHeap orders entries by retention end, earliest first (container/heap).
 type expiryHeap []expiry
+
+// Len, Less, Swap, Push and Pop implement heap.Interface.
 
 func (h expiryHeap) Len() int           { return len(h) }
 func (h expiryHeap) Less(i, j int) bool { return h[i].at < h[j].at }

@@ -89,6 +89,7 @@ type Options struct {
 // Error is a refusal of JSON text. Its message names the rule, never the text.
 type Error struct{ msg string }
 
+// Error names the rule the text broke, never the text.
 func (e *Error) Error() string { return e.msg }
 
 func fail(msg string) error { return &Error{msg} }

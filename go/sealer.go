@@ -191,7 +191,7 @@ func (s *Sealer) Seal(state any, req Request) (string, error) {
 		text = bytes.TrimRight(buf.Bytes(), "\n")
 	}
 	// Profile 4, point 1: nothing is minted that a verifier would refuse.
-	v, err := jsonstrict.Parse(text, jsonstrict.Options{MaxDepth: token.MaxStateDepth})
+	v, err := jsonstrict.Parse(text, jsonstrict.Options{MaxDepth: token.MaxStateDepth, CheckOnly: true})
 	if err != nil {
 		return "", fmt.Errorf("mrtrstate: the state cannot be carried exactly: %w", err)
 	}

@@ -367,7 +367,7 @@ func (b *boundary) seal(ctx context.Context, method string, req mcp.Request, par
 func claimOf(text string) json.RawMessage {
 	trimmed := bytes.TrimLeft([]byte(text), " \t\r\n")
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
-		if _, err := jsonstrict.Parse([]byte(text), jsonstrict.Options{MaxDepth: token.MaxStateDepth}); err == nil {
+		if _, err := jsonstrict.Parse([]byte(text), jsonstrict.Options{MaxDepth: token.MaxStateDepth, CheckOnly: true}); err == nil {
 			var compact bytes.Buffer
 			if json.Compact(&compact, []byte(text)) == nil {
 				return compact.Bytes()
@@ -380,7 +380,7 @@ func claimOf(text string) json.RawMessage {
 // textOf is the RequestState string a handler sees for a verified state claim:
 // a string claim verbatim, any other value as its compact JSON text.
 func textOf(claim json.RawMessage) string {
-	v, err := jsonstrict.Parse(claim, jsonstrict.Options{MaxDepth: token.MaxStateDepth + 1})
+	v, err := jsonstrict.Parse(claim, jsonstrict.Options{MaxDepth: token.MaxStateDepth + 1, KeepDepth: 1})
 	if err == nil && v.Kind == jsonstrict.String {
 		return v.Str
 	}

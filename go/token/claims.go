@@ -55,7 +55,8 @@ func isBase64URLOfLength(s string, low, high int) bool {
 func parseClaims(payload []byte) (*Claims, error) {
 	// Step 11. The claims are strict JSON (I-JSON, no duplicates, at most 33
 	// levels: the claims object and 32 levels of state) and an object.
-	v, err := jsonstrict.Parse(payload, jsonstrict.Options{MaxDepth: maxTextDepth})
+	// The claims' values are built; the state's inside is checked, not built.
+	v, err := jsonstrict.Parse(payload, jsonstrict.Options{MaxDepth: maxTextDepth, KeepDepth: 2})
 	if err != nil || v.Kind != jsonstrict.Object {
 		return nil, malformed("the claims are not a strict JSON object")
 	}

@@ -9,7 +9,8 @@ import (
 
 // FuzzStrictReader checks the strict reader against encoding/json: what it
 // accepts is JSON, and every string it decodes is the one encoding/json decodes
-// (so no escape is read two ways). Seeded with the argument vectors and the
+// (so no escape is read two ways); and its three modes (build everything, keep
+// two levels, check only) accept and refuse exactly the same texts. Seeded with the argument vectors and the
 // shapes the reader refuses.
 func FuzzStrictReader(f *testing.F) {
 	var v struct {
@@ -32,6 +33,11 @@ func FuzzStrictReader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text []byte) {
 		value, err := Parse(text, Options{MaxDepth: 33})
+		_, shallow := Parse(text, Options{MaxDepth: 33, KeepDepth: 2})
+		_, checked := Parse(text, Options{MaxDepth: 33, CheckOnly: true})
+		if (err == nil) != (shallow == nil) || (err == nil) != (checked == nil) {
+			t.Fatalf("building, keeping two levels and checking only disagree on %q: %v, %v, %v", text, err, shallow, checked)
+		}
 		if err != nil {
 			return
 		}

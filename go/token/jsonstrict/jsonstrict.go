@@ -11,6 +11,7 @@
 package jsonstrict
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"strconv"
@@ -84,6 +85,15 @@ type Options struct {
 	// request arguments are read this way (their digest must cover the values
 	// the handler reads); token text never is.
 	LastDuplicateWins bool
+	// KeepDepth, when above 0, builds the values inside the outermost
+	// KeepDepth levels only: a value inside a container at that depth is
+	// checked by every rule above but comes back with Raw alone (its Kind
+	// unset, no Str, Members or Items), which spares building a tree nobody
+	// reads (the state inside the claims: KeepDepth 2). 0 builds everything.
+	KeepDepth int
+	// CheckOnly checks the text and builds no value at all: Parse returns a
+	// Value with Raw only. Faster than any KeepDepth.
+	CheckOnly bool
 }
 
 // Error is a refusal of JSON text. Its message names the rule, never the text.
@@ -110,7 +120,8 @@ func Parse(text []byte, opts Options) (*Value, error) {
 	}
 	p := parser{text: text, opts: opts}
 	p.space()
-	v, err := p.value(0)
+	start := p.pos
+	v, err := p.value(0, !opts.CheckOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +129,15 @@ func Parse(text []byte, opts Options) (*Value, error) {
 	if p.pos != len(p.text) {
 		return nil, fail("content after the JSON value")
 	}
+	if v == nil {
+		v = &Value{Raw: bytes.TrimRight(text[start:], " \t\r\n")}
+	}
 	return v, nil
+}
+
+// keepChildren tells whether the values inside a container at depth are built.
+func (p *parser) keepChildren(depth int) bool {
+	return p.opts.KeepDepth == 0 || depth < p.opts.KeepDepth
 }
 
 type parser struct {
@@ -138,55 +157,66 @@ func (p *parser) space() {
 	}
 }
 
-func (p *parser) literal(word string, kind Kind) (*Value, error) {
+func (p *parser) literal(word string, kind Kind, keep bool) (*Value, error) {
 	end := p.pos + len(word)
 	if end > len(p.text) || string(p.text[p.pos:end]) != word {
 		return nil, errSyntax
 	}
-	v := &Value{Kind: kind, Raw: p.text[p.pos:end]}
+	start := p.pos
 	p.pos = end
-	return v, nil
+	if !keep {
+		return nil, nil
+	}
+	return &Value{Kind: kind, Raw: p.text[start:end]}, nil
 }
 
-func (p *parser) value(depth int) (*Value, error) {
+// value reads one value at p.pos; keep says whether to build it (nil when not).
+func (p *parser) value(depth int, keep bool) (*Value, error) {
 	if p.pos >= len(p.text) {
 		return nil, errSyntax
 	}
 	switch c := p.text[p.pos]; {
 	case c == '{':
-		return p.object(depth + 1)
+		return p.object(depth+1, keep)
 	case c == '[':
-		return p.array(depth + 1)
+		return p.array(depth+1, keep)
 	case c == '"':
 		start := p.pos
-		s, err := p.str()
-		if err != nil {
+		s, err := p.str(keep)
+		if err != nil || !keep {
 			return nil, err
 		}
 		return &Value{Kind: String, Str: s, Raw: p.text[start:p.pos]}, nil
 	case c == 't':
-		return p.literal("true", True)
+		return p.literal("true", True, keep)
 	case c == 'f':
-		return p.literal("false", False)
+		return p.literal("false", False, keep)
 	case c == 'n':
-		return p.literal("null", Null)
+		return p.literal("null", Null, keep)
 	case c == '-' || '0' <= c && c <= '9':
-		return p.number()
+		return p.number(keep)
 	}
 	return nil, errSyntax
 }
 
-func (p *parser) object(depth int) (*Value, error) {
+func (p *parser) object(depth int, keep bool) (*Value, error) {
 	if depth > p.opts.MaxDepth {
 		return nil, fail("nested deeper than the limit")
 	}
 	start := p.pos
 	p.pos++ // {
-	v := &Value{Kind: Object}
+	var v *Value
+	if keep {
+		v = &Value{Kind: Object}
+	}
+	keepChildren := keep && p.keepChildren(depth)
+	var names []string // the member names seen, for the duplicate rule, when values are not kept
 	p.space()
 	if p.pos < len(p.text) && p.text[p.pos] == '}' {
 		p.pos++
-		v.Raw = p.text[start:p.pos]
+		if keep {
+			v.Raw = p.text[start:p.pos]
+		}
 		return v, nil
 	}
 	for {
@@ -194,7 +224,7 @@ func (p *parser) object(depth int) (*Value, error) {
 		if p.pos >= len(p.text) || p.text[p.pos] != '"' {
 			return nil, errSyntax
 		}
-		name, err := p.str()
+		name, err := p.str(true)
 		if err != nil {
 			return nil, err
 		}
@@ -204,24 +234,37 @@ func (p *parser) object(depth int) (*Value, error) {
 		}
 		p.pos++
 		p.space()
-		item, err := p.value(depth)
+		itemStart := p.pos
+		item, err := p.value(depth, keepChildren)
 		if err != nil {
 			return nil, err
 		}
-		duplicate := -1
-		for i := range v.Members {
-			if v.Members[i].Name == name {
-				duplicate = i
-				break
-			}
+		if keep && !keepChildren {
+			item = &Value{Raw: p.text[itemStart:p.pos]} // checked, not built
 		}
-		switch {
-		case duplicate < 0:
-			v.Members = append(v.Members, Member{name, item})
-		case p.opts.LastDuplicateWins:
-			v.Members[duplicate].Value = item
-		default:
-			return nil, fail("duplicate member name")
+		if !keep {
+			for _, seen := range names {
+				if seen == name && !p.opts.LastDuplicateWins {
+					return nil, fail("duplicate member name")
+				}
+			}
+			names = append(names, name)
+		} else {
+			duplicate := -1
+			for i := range v.Members {
+				if v.Members[i].Name == name {
+					duplicate = i
+					break
+				}
+			}
+			switch {
+			case duplicate < 0:
+				v.Members = append(v.Members, Member{name, item})
+			case p.opts.LastDuplicateWins:
+				v.Members[duplicate].Value = item
+			default:
+				return nil, fail("duplicate member name")
+			}
 		}
 		p.space()
 		if p.pos >= len(p.text) {
@@ -232,7 +275,9 @@ func (p *parser) object(depth int) (*Value, error) {
 			p.pos++
 		case '}':
 			p.pos++
-			v.Raw = p.text[start:p.pos]
+			if keep {
+				v.Raw = p.text[start:p.pos]
+			}
 			return v, nil
 		default:
 			return nil, errSyntax
@@ -240,26 +285,38 @@ func (p *parser) object(depth int) (*Value, error) {
 	}
 }
 
-func (p *parser) array(depth int) (*Value, error) {
+func (p *parser) array(depth int, keep bool) (*Value, error) {
 	if depth > p.opts.MaxDepth {
 		return nil, fail("nested deeper than the limit")
 	}
 	start := p.pos
 	p.pos++ // [
-	v := &Value{Kind: Array}
+	var v *Value
+	if keep {
+		v = &Value{Kind: Array}
+	}
+	keepChildren := keep && p.keepChildren(depth)
 	p.space()
 	if p.pos < len(p.text) && p.text[p.pos] == ']' {
 		p.pos++
-		v.Raw = p.text[start:p.pos]
+		if keep {
+			v.Raw = p.text[start:p.pos]
+		}
 		return v, nil
 	}
 	for {
 		p.space()
-		item, err := p.value(depth)
+		itemStart := p.pos
+		item, err := p.value(depth, keepChildren)
 		if err != nil {
 			return nil, err
 		}
-		v.Items = append(v.Items, item)
+		if keep {
+			if !keepChildren {
+				item = &Value{Raw: p.text[itemStart:p.pos]}
+			}
+			v.Items = append(v.Items, item)
+		}
 		p.space()
 		if p.pos >= len(p.text) {
 			return nil, errSyntax
@@ -269,7 +326,9 @@ func (p *parser) array(depth int) (*Value, error) {
 			p.pos++
 		case ']':
 			p.pos++
-			v.Raw = p.text[start:p.pos]
+			if keep {
+				v.Raw = p.text[start:p.pos]
+			}
 			return v, nil
 		default:
 			return nil, errSyntax
@@ -297,15 +356,19 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// str reads a string at p.pos (which is '"') and returns its decoded value.
-func (p *parser) str() (string, error) {
+// str reads a string at p.pos (which is '"') and returns its decoded value
+// ("" when build is false: the string is checked, not built).
+func (p *parser) str(build bool) (string, error) {
 	p.pos++
 	start := p.pos
 	// Fast path: no escape.
 	for p.pos < len(p.text) {
 		c := p.text[p.pos]
 		if c == '"' {
-			s := string(p.text[start:p.pos])
+			var s string
+			if build {
+				s = string(p.text[start:p.pos])
+			}
 			p.pos++
 			return s, nil
 		}
@@ -317,12 +380,18 @@ func (p *parser) str() (string, error) {
 		}
 		p.pos++
 	}
-	buf := append([]byte(nil), p.text[start:p.pos]...)
+	var buf []byte
+	if build {
+		buf = append(buf, p.text[start:p.pos]...)
+	}
 	for p.pos < len(p.text) {
 		c := p.text[p.pos]
 		switch {
 		case c == '"':
 			p.pos++
+			if !build {
+				return "", nil
+			}
 			return string(buf), nil
 		case c < 0x20:
 			return "", fail("not JSON: a control character in a string")
@@ -380,7 +449,7 @@ func (p *parser) str() (string, error) {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-func (p *parser) number() (*Value, error) {
+func (p *parser) number(keep bool) (*Value, error) {
 	start := p.pos
 	t := p.text
 	if t[p.pos] == '-' {
@@ -420,18 +489,32 @@ func (p *parser) number() (*Value, error) {
 			p.pos++
 		}
 	}
-	literal := string(t[start:p.pos])
-	f, err := strconv.ParseFloat(literal, 64)
-	if err != nil || math.IsInf(f, 0) {
-		return nil, fail("a number beyond the range of a double")
-	}
+	raw := t[start:p.pos]
 	if integer {
-		n, err := strconv.ParseInt(literal, 10, 64)
-		if err != nil || n > MaxSafeInteger || n < -MaxSafeInteger {
-			return nil, fail("an integer literal outside +/-(2^53 - 1)")
+		// Up to 15 digits are always within +/-(2^53 - 1) and a double: no parse needed.
+		digits := len(raw)
+		if raw[0] == '-' {
+			digits--
+		}
+		if digits > 15 {
+			n, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil || n > MaxSafeInteger || n < -MaxSafeInteger {
+				return nil, fail("an integer literal outside +/-(2^53 - 1)")
+			}
 		}
 	}
-	return &Value{Kind: Number, Num: f, Literal: literal, Raw: t[start:p.pos]}, nil
+	var f float64
+	if !integer || keep {
+		var err error
+		f, err = strconv.ParseFloat(string(raw), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, fail("a number beyond the range of a double")
+		}
+	}
+	if !keep {
+		return nil, nil
+	}
+	return &Value{Kind: Number, Num: f, Literal: string(raw), Raw: raw}, nil
 }
 
 // Check refuses text that is not strict JSON within maxDepth levels; it is Parse

@@ -80,3 +80,20 @@ func TestRawIsTheValueTextAsWritten(t *testing.T) {
 		t.Errorf("raw %q", v.Get("state").Raw)
 	}
 }
+
+func TestCheckingWithoutBuildingRefusesWhatBuildingRefuses(t *testing.T) {
+	texts := []string{`{"a":{"b":1,"b":2}}`, `[{"x":"\ud800"}]`, `{"s":[9007199254740992]}`, `{"n":[1e400]}`,
+		`{"a":[[[[1]]]]}`, `{"a":{"b":[1,2,{"c":"\u00e9"}]}}`, `{"a":"x","a":"y"}`, `[1,2,]`, `{"k":12345678901234567}`}
+	for _, text := range texts {
+		_, full := Parse([]byte(text), Options{MaxDepth: 4})
+		_, shallow := Parse([]byte(text), Options{MaxDepth: 4, KeepDepth: 1})
+		_, check := Parse([]byte(text), Options{MaxDepth: 4, CheckOnly: true})
+		if (full == nil) != (shallow == nil) || (full == nil) != (check == nil) {
+			t.Errorf("%s: built %v, kept one level %v, checked only %v", text, full, shallow, check)
+		}
+	}
+	v, err := Parse([]byte(`{"iss":"x","state":{"deep":[1,{"a":2}]}}`), Options{MaxDepth: 4, KeepDepth: 2})
+	if err != nil || v.Get("iss").Str != "x" || string(v.Get("state").Raw) != `{"deep":[1,{"a":2}]}` || v.Get("state").Get("deep").Items != nil {
+		t.Errorf("KeepDepth 2: %+v %v", v, err)
+	}
+}

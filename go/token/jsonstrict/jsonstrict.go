@@ -144,6 +144,11 @@ type parser struct {
 	text []byte
 	pos  int
 	opts Options
+	// names is a stack of the member names of the objects being checked
+	// without being built, for the duplicate rule: each object pushes its names
+	// and drops them when it ends. A name without escapes is its text in the
+	// input, so checking allocates nothing for it.
+	names [][]byte
 }
 
 func (p *parser) space() {
@@ -210,7 +215,8 @@ func (p *parser) object(depth int, keep bool) (*Value, error) {
 		v = &Value{Kind: Object}
 	}
 	keepChildren := keep && p.keepChildren(depth)
-	var names []string // the member names seen, for the duplicate rule, when values are not kept
+	firstName := len(p.names) // this object's names, when values are not kept, are p.names[firstName:]
+	defer func() { p.names = p.names[:firstName] }()
 	p.space()
 	if p.pos < len(p.text) && p.text[p.pos] == '}' {
 		p.pos++
@@ -224,10 +230,12 @@ func (p *parser) object(depth int, keep bool) (*Value, error) {
 		if p.pos >= len(p.text) || p.text[p.pos] != '"' {
 			return nil, errSyntax
 		}
-		name, err := p.str(true)
+		nameStart := p.pos
+		name, err := p.str(keep)
 		if err != nil {
 			return nil, err
 		}
+		nameEnd := p.pos - 1 // the closing quote
 		p.space()
 		if p.pos >= len(p.text) || p.text[p.pos] != ':' {
 			return nil, errSyntax
@@ -243,12 +251,17 @@ func (p *parser) object(depth int, keep bool) (*Value, error) {
 			item = &Value{Raw: p.text[itemStart:p.pos]} // checked, not built
 		}
 		if !keep {
-			for _, seen := range names {
-				if seen == name && !p.opts.LastDuplicateWins {
+			raw := p.text[nameStart+1 : nameEnd]
+			if bytes.IndexByte(raw, '\\') >= 0 {
+				decoded, _ := (&parser{text: p.text, pos: nameStart}).str(true)
+				raw = []byte(decoded)
+			}
+			for _, seen := range p.names[firstName:] {
+				if bytes.Equal(seen, raw) && !p.opts.LastDuplicateWins {
 					return nil, fail("duplicate member name")
 				}
 			}
-			names = append(names, name)
+			p.names = append(p.names, raw)
 		} else {
 			duplicate := -1
 			for i := range v.Members {

@@ -83,7 +83,7 @@ func TestRawIsTheValueTextAsWritten(t *testing.T) {
 
 func TestCheckingWithoutBuildingRefusesWhatBuildingRefuses(t *testing.T) {
 	texts := []string{`{"a":{"b":1,"b":2}}`, `[{"x":"\ud800"}]`, `{"s":[9007199254740992]}`, `{"n":[1e400]}`,
-		`{"a":[[[[1]]]]}`, `{"a":{"b":[1,2,{"c":"\u00e9"}]}}`, `{"a":"x","a":"y"}`, `[1,2,]`, `{"k":12345678901234567}`}
+		`{"a":[[[[1]]]]}`, `{"a":{"b":[1,2,{"c":"\u00e9"}]}}`, `{"a":"x","a":"y"}`, `{"s":{"a":1,"\u0061":2}}`, `{"s":{"\u0061":1,"a":2}}`, `[1,2,]`, `{"k":12345678901234567}`}
 	for _, text := range texts {
 		_, full := Parse([]byte(text), Options{MaxDepth: 4})
 		_, shallow := Parse([]byte(text), Options{MaxDepth: 4, KeepDepth: 1})
@@ -95,5 +95,15 @@ func TestCheckingWithoutBuildingRefusesWhatBuildingRefuses(t *testing.T) {
 	v, err := Parse([]byte(`{"iss":"x","state":{"deep":[1,{"a":2}]}}`), Options{MaxDepth: 4, KeepDepth: 2})
 	if err != nil || v.Get("iss").Str != "x" || string(v.Get("state").Raw) != `{"deep":[1,{"a":2}]}` || v.Get("state").Get("deep").Items != nil {
 		t.Errorf("KeepDepth 2: %+v %v", v, err)
+	}
+}
+
+func TestAnEscapedDuplicateIsRefusedInEveryMode(t *testing.T) {
+	for _, opts := range []Options{{MaxDepth: 4}, {MaxDepth: 4, KeepDepth: 1}, {MaxDepth: 4, CheckOnly: true}} {
+		for _, text := range []string{`{"s":{"a":1,"\u0061":2}}`, `{"s":{"\u0061":1,"a":2}}`, `[{"ab":1,"a\u0062":2}]`} {
+			if _, err := Parse([]byte(text), opts); err == nil {
+				t.Errorf("%+v: %s accepted", opts, text)
+			}
+		}
 	}
 }

@@ -178,52 +178,61 @@ func (s *Sealer) Now() int64 { return s.clock().Unix() }
 // the arguments are unbindable (pass 64-bit ids as strings), the binding is
 // required and req.Arguments is nil for a tool or prompt, or the ring cannot sign.
 func (s *Sealer) Seal(state any, req Request) (string, error) {
-	var text []byte
+	k, claims, err := s.prepare(req)
+	if err != nil {
+		return "", err
+	}
+	// The state is written in place, after the other claims, in one buffer.
+	prefix := token.AppendClaimsBeforeState(make([]byte, 0, 512), claims)
+	buf := bytes.NewBuffer(prefix)
 	if raw, ok := state.(json.RawMessage); ok {
-		text = raw
+		buf.Write(raw)
 	} else {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
+		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(state); err != nil {
 			return "", fmt.Errorf("mrtrstate: the state is not JSON: %w", err)
 		}
-		text = bytes.TrimRight(buf.Bytes(), "\n")
+		buf.Truncate(buf.Len() - 1) // the encoder's newline
 	}
+	payload := buf.Bytes()
 	// Profile 4, point 1: nothing is minted that a verifier would refuse.
-	v, err := jsonstrict.Parse(text, jsonstrict.Options{MaxDepth: token.MaxStateDepth, CheckOnly: true})
-	if err != nil {
+	if _, err := jsonstrict.Parse(payload[len(prefix):], jsonstrict.Options{MaxDepth: token.MaxStateDepth, CheckOnly: true}); err != nil {
 		return "", fmt.Errorf("mrtrstate: the state cannot be carried exactly: %w", err)
 	}
-	return s.seal(v.Raw, req)
+	return s.finish(k, append(payload, '}'))
 }
 
-func (s *Sealer) seal(state []byte, req Request) (string, error) {
+// prepare checks the request and makes every claim but the state.
+func (s *Sealer) prepare(req Request) (*keys.Key, *token.Claims, error) {
 	if err := req.Check(); err != nil {
-		return "", fmt.Errorf("mrtrstate: %w", err)
+		return nil, nil, fmt.Errorf("mrtrstate: %w", err)
 	}
 	if req.Arguments == nil && s.requireArguments && req.Target.Kind != binding.Resource {
-		return "", errors.New("mrtrstate: this sealer requires the argument binding: pass the request's " +
+		return nil, nil, errors.New("mrtrstate: this sealer requires the argument binding: pass the request's " +
 			`arguments to Seal ("{}" when it has none)`)
 	}
 	digest, err := req.Digest()
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	ring := s.source.Keyring()
-	k, err := ring.SigningKey()
+	k, err := s.source.Keyring().SigningKey()
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	random := make([]byte, jtiBytes)
 	if _, err := io.ReadFull(s.entropy, random); err != nil {
-		return "", fmt.Errorf("mrtrstate: no randomness for the jti: %w", err)
+		return nil, nil, fmt.Errorf("mrtrstate: no randomness for the jti: %w", err)
 	}
 	iat := s.clock().Unix()
-	payload := token.EncodeClaims(&token.Claims{
+	return k, &token.Claims{
 		Issuer: s.issuer, Subject: req.User, Audience: req.Aud(), IssuedAt: iat, ExpiresAt: iat + s.ttl,
-		ID: base64url.Encode(random), ArgsSHA256: digest, State: state,
-	})
+		ID: base64url.Encode(random), ArgsSHA256: digest,
+	}, nil
+}
+
+// finish signs or encrypts the claims text, within the size cap.
+func (s *Sealer) finish(k *keys.Key, payload []byte) (string, error) {
 	size := token.SignedSize(k, len(payload))
 	if k.IsEncryption() {
 		size = token.EncryptedSize(k, len(payload))

@@ -176,7 +176,15 @@ func (c *Claims) Validate(e Expect) error {
 // iss, sub, aud, iat, exp, jti, args_sha256 (when not ""), state. state must be
 // JSON text already checked to be I-JSON within MaxStateDepth.
 func EncodeClaims(c *Claims) []byte {
-	out := make([]byte, 0, 160+len(c.Issuer)+len(c.Subject)+len(c.Audience)+len(c.State))
+	out := AppendClaimsBeforeState(make([]byte, 0, 160+len(c.Issuer)+len(c.Subject)+len(c.Audience)+len(c.State)), c)
+	out = append(out, c.State...)
+	return append(out, '}')
+}
+
+// AppendClaimsBeforeState appends the claims JSON of c up to and including
+// `"state":`, so that a minter can write the state in place after it and close
+// the object with '}' (c.State is not read).
+func AppendClaimsBeforeState(out []byte, c *Claims) []byte {
 	out = append(out, `{"iss":`...)
 	out = jsonstrict.AppendString(out, c.Issuer)
 	out = append(out, `,"sub":`...)
@@ -193,7 +201,5 @@ func EncodeClaims(c *Claims) []byte {
 		out = append(out, `,"args_sha256":`...)
 		out = jsonstrict.AppendString(out, c.ArgsSHA256)
 	}
-	out = append(out, `,"state":`...)
-	out = append(out, c.State...)
-	return append(out, '}')
+	return append(out, `,"state":`...)
 }

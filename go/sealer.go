@@ -1,7 +1,6 @@
 package mrtrstate
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -182,20 +181,16 @@ func (s *Sealer) Seal(state any, req Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The state is written in place, after the other claims, in one buffer.
-	prefix := token.AppendClaimsBeforeState(make([]byte, 0, 512), claims)
-	buf := bytes.NewBuffer(prefix)
-	if raw, ok := state.(json.RawMessage); ok {
-		buf.Write(raw)
-	} else {
-		enc := json.NewEncoder(buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(state); err != nil {
+	// The state is written once, after the other claims, in one buffer sized for it.
+	text, ok := state.(json.RawMessage)
+	if !ok {
+		// json.Marshal writes < > & as \u003c \u003e \u0026: the same JSON values.
+		if text, err = json.Marshal(state); err != nil {
 			return "", fmt.Errorf("mrtrstate: the state is not JSON: %w", err)
 		}
-		buf.Truncate(buf.Len() - 1) // the encoder's newline
 	}
-	payload := buf.Bytes()
+	prefix := token.AppendClaimsBeforeState(make([]byte, 0, 256+len(text)), claims)
+	payload := append(prefix, text...)
 	// Profile 4, point 1: nothing is minted that a verifier would refuse.
 	if _, err := jsonstrict.Parse(payload[len(prefix):], jsonstrict.Options{MaxDepth: token.MaxStateDepth, CheckOnly: true}); err != nil {
 		return "", fmt.Errorf("mrtrstate: the state cannot be carried exactly: %w", err)

@@ -108,5 +108,13 @@ func Encrypt(k *keys.Key, payload []byte) (string, error) {
 		return "", err
 	}
 	ciphertext, tag := sealed[:len(sealed)-TagBytes], sealed[len(sealed)-TagBytes:]
-	return header + ".." + base64url.Encode(iv) + "." + base64url.Encode(ciphertext) + "." + base64url.Encode(tag), nil
+	out := make([]byte, 0, EncryptedSize(k, len(payload)))
+	out = append(out, header...)
+	out = append(out, ".."...)
+	out = base64url.AppendEncode(out, iv)
+	out = append(out, '.')
+	out = base64url.AppendEncode(out, ciphertext)
+	out = append(out, '.')
+	out = base64url.AppendEncode(out, tag)
+	return string(out), nil
 }

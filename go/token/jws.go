@@ -137,12 +137,12 @@ func Sign(k *keys.Key, payload []byte) (string, error) {
 	out := make([]byte, 0, SignedSize(k, len(payload)))
 	out = append(out, header...)
 	out = append(out, '.')
-	out = append(out, base64url.Encode(payload)...)
+	out = base64url.AppendEncode(out, payload)
 	signature, err := k.Sign(out)
 	if err != nil {
 		return "", err
 	}
 	out = append(out, '.')
-	out = append(out, base64url.Encode(signature)...)
+	out = base64url.AppendEncode(out, signature)
 	return string(out), nil
 }

@@ -47,3 +47,6 @@ func Encode(b []byte) string { return strict.EncodeToString(b) }
 
 // EncodedLen is the length of Encode's result for n bytes.
 func EncodedLen(n int) int { return strict.EncodedLen(n) }
+
+// AppendEncode appends the canonical unpadded base64url of b to dst.
+func AppendEncode(dst, b []byte) []byte { return strict.AppendEncode(dst, b) }

@@ -4,7 +4,7 @@
 // that slows down during the run slows all of them alike; the figure of a pair
 // is the median over the rounds of the ratio within a round.
 //
-//	cd go/benchmarks && go run ./cmd/ratios [-rounds 15] [-slice 20ms]
+//	cd go/benchmarks && go run ./cmd/ratios [-rounds 15] [-slice 20ms] [-only 'seal/near-cap']
 //
 // It prints a Markdown table: the median time per operation and the
 // allocations of each implementation, and the module's ratio to each peer.
@@ -13,6 +13,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"testing"
@@ -24,10 +25,15 @@ import (
 func main() {
 	rounds := flag.Int("rounds", 15, "rounds per group")
 	slice := flag.Duration("slice", 20*time.Millisecond, "time per implementation per round")
+	only := flag.String("only", "", "a regular expression: only the groups (op/size/alg) it matches")
 	flag.Parse()
+	match := regexp.MustCompile(*only)
 	groups := map[string][]benchmarks.Case{}
 	var order []string
 	for _, c := range benchmarks.Cases() {
+		if !match.MatchString(c.Group()) {
+			continue
+		}
 		if groups[c.Group()] == nil {
 			order = append(order, c.Group())
 		}

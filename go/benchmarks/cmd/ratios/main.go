@@ -39,6 +39,11 @@ func main() {
 		}
 		groups[c.Group()] = append(groups[c.Group()], c)
 	}
+	for _, size := range benchmarks.Sizes() {
+		fmt.Printf("%s: %d bytes of state JSON; ", size.Name, size.Size)
+	}
+	fmt.Println()
+	fmt.Println()
 	fmt.Println("| operation | size | alg | mrtrstate µs (allocs) | golang-jwt µs (allocs) | go-jose µs (allocs) | x golang-jwt | x go-jose |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, group := range order {

@@ -8,6 +8,7 @@
 //	server-go [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600]
 //	          [--tool-refusal tool_error|jsonrpc] [--redis-url redis://...]
 //	          [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]] [--conformance]
+//	          [--jwks-url URL [--jwks-refresh 300]]   (a verify-only replica)
 //
 // Prints "example server: listening on http://HOST:PORT/mcp (...)" once it
 // accepts connections. Its Ed25519 public keys are at /.well-known/mrtr-state-jwks.json.
@@ -73,6 +74,8 @@ func run(argv []string) int {
 	devKey := flags.Bool("dev-key", false, "seal with a key generated at start-up, for development only")
 	devKeyAlg := flags.String("dev-key-alg", "EdDSA", "the algorithm of the --dev-key: EdDSA, HS256 or A256GCM")
 	conformance := flags.Bool("conformance", false, "serve the MCP conformance suite's fixtures instead, without authentication")
+	jwksURL := flags.String("jwks-url", "", "a verify-only replica: open states with the public JWKS at this URL (another server's "+jwksPath+"); it cannot seal")
+	jwksRefresh := flags.Int("jwks-refresh", 300, "with --jwks-url: fetch the JWKS this often, in seconds; a new kid fetches at once, at most every min(30, this) seconds")
 	if err := flags.Parse(argv); err != nil {
 		return 2
 	}
@@ -80,19 +83,17 @@ func run(argv []string) int {
 		fmt.Fprintln(os.Stderr, "example server: --ttl must be at least 1 and --tool-refusal tool_error or jsonrpc")
 		return 2
 	}
-	var ring *keys.Keyring
+	var source keys.Source
 	var err error
-	if *devKey {
-		fmt.Fprintln(os.Stderr, "example server: WARNING: --dev-key: sealing with an EPHEMERAL key generated now. Every "+
-			"requestState dies with this process and no other replica can open it. Development only; set MRTR_STATE_KEYS for anything else.")
-		var k *keys.Key
-		if k, err = keys.Generate(keys.Algorithm(*devKeyAlg), ""); err == nil {
-			ring, err = keys.NewKeyring(k)
+	if *jwksURL != "" {
+		refresh := time.Duration(max(1, *jwksRefresh)) * time.Second
+		source, err = keys.LoadRemoteJWKS(context.Background(), *jwksURL, keys.WithRefreshInterval(refresh),
+			keys.WithCooldown(min(30*time.Second, refresh)))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "example server: --jwks-url: %v\n", err)
+			return 2
 		}
-	} else {
-		ring, err = keys.FromEnv("")
-	}
-	if err != nil {
+	} else if source, err = localKeys(*devKey, *devKeyAlg); err != nil {
 		fmt.Fprintf(os.Stderr, "example server: %v\nexample server: or start it with --dev-key for an ephemeral key\n", err)
 		return 2
 	}
@@ -106,14 +107,14 @@ func run(argv []string) int {
 		defer redis.Close()
 		store = redis
 	}
-	sealer, err := mrtrstate.New(ring, *issuer, mrtrstate.WithTTL(time.Duration(*ttl)*time.Second),
+	sealer, err := mrtrstate.New(source, *issuer, mrtrstate.WithTTL(time.Duration(*ttl)*time.Second),
 		mrtrstate.WithMaxLifetime(time.Duration(max(*ttl, defaultTTL))*time.Second), mrtrstate.WithReplayStore(store))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "example server: %v\n", err)
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	server, handler, err := build(sealer, ring, *conformance, *toolRefusal, logger)
+	server, handler, err := build(sealer, source, *conformance, *toolRefusal, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "example server: %v\n", err)
 		return 2
@@ -140,10 +141,25 @@ func run(argv []string) int {
 	return 0
 }
 
+// localKeys are the keys of a replica that seals: an ephemeral development
+// key, or MRTR_STATE_KEYS.
+func localKeys(devKey bool, alg string) (*keys.Keyring, error) {
+	if !devKey {
+		return keys.FromEnv("")
+	}
+	fmt.Fprintln(os.Stderr, "example server: WARNING: --dev-key: sealing with an EPHEMERAL key generated now. Every "+
+		"requestState dies with this process and no other replica can open it. Development only; set MRTR_STATE_KEYS for anything else.")
+	k, err := keys.Generate(keys.Algorithm(alg), "")
+	if err != nil {
+		return nil, err
+	}
+	return keys.NewKeyring(k)
+}
+
 // build makes the MCP server with the middleware installed, and the HTTP
 // handler: /mcp (bearer authentication, except in conformance mode) and the
 // published JWKS.
-func build(sealer *mrtrstate.Sealer, ring *keys.Keyring, conformance bool, toolRefusal string,
+func build(sealer *mrtrstate.Sealer, source keys.Source, conformance bool, toolRefusal string,
 	logger *slog.Logger) (*mcp.Server, http.Handler, error) {
 	refusal := mcpstate.ToolError
 	if toolRefusal == "jsonrpc" {
@@ -178,7 +194,7 @@ func build(sealer *mrtrstate.Sealer, ring *keys.Keyring, conformance bool, toolR
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", endpoint)
 	mux.HandleFunc("GET "+jwksPath, func(w http.ResponseWriter, r *http.Request) {
-		document := ring.PublicJWKS()
+		document := source.Keyring().PublicJWKS()
 		if strings.HasPrefix(string(document), `{"keys":[]`) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)

@@ -86,6 +86,10 @@ type Options struct {
 	CheckOnly bool
 }
 
+// linearScanLimit is the member count from which duplicate names are found
+// through a map rather than a scan.
+const linearScanLimit = 16
+
 // Error is a refusal of JSON text. Its message names the rule, never the text.
 type Error struct{ msg string }
 
@@ -206,6 +210,10 @@ func (p *parser) object(depth int, keep bool) (*Value, error) {
 	}
 	keepChildren := keep && p.keepChildren(depth)
 	firstName := len(p.names) // this object's names, when values are not kept, are p.names[firstName:]
+	// Names are looked up by a linear scan while an object is small, and by an
+	// index once it has linearScanLimit members, so a large object (arguments
+	// are not under the token's size cap) costs linear time, not quadratic.
+	var index map[string]int
 	defer func() { p.names = p.names[:firstName] }()
 	p.space()
 	if p.pos < len(p.text) && p.text[p.pos] == '}' {
@@ -246,19 +254,48 @@ func (p *parser) object(depth int, keep bool) (*Value, error) {
 				decoded, _ := (&parser{text: p.text, pos: nameStart}).str(true)
 				raw = []byte(decoded)
 			}
-			for _, seen := range p.names[firstName:] {
-				if bytes.Equal(seen, raw) && !p.opts.LastDuplicateWins {
-					return nil, fail("duplicate member name")
+			seen := len(p.names) - firstName
+			if seen >= linearScanLimit && index == nil {
+				index = make(map[string]int, 2*seen)
+				for i, n := range p.names[firstName:] {
+					index[string(n)] = i
 				}
+			}
+			duplicate := false
+			if index != nil {
+				_, duplicate = index[string(raw)]
+				index[string(raw)] = seen
+			} else {
+				for _, n := range p.names[firstName:] {
+					duplicate = duplicate || bytes.Equal(n, raw)
+				}
+			}
+			if duplicate && !p.opts.LastDuplicateWins {
+				return nil, fail("duplicate member name")
 			}
 			p.names = append(p.names, raw)
 		} else {
-			duplicate := -1
-			for i := range v.Members {
-				if v.Members[i].Name == name {
-					duplicate = i
-					break
+			if len(v.Members) >= linearScanLimit && index == nil {
+				index = make(map[string]int, 2*len(v.Members))
+				for i, m := range v.Members {
+					index[m.Name] = i
 				}
+			}
+			duplicate := -1
+			if index != nil {
+				if i, ok := index[name]; ok {
+					duplicate = i
+				}
+			} else {
+				for i := range v.Members {
+					if v.Members[i].Name == name {
+						duplicate = i
+						break
+					}
+				}
+			}
+			if duplicate < 0 && index != nil {
+				index[name] = len(v.Members)
 			}
 			switch {
 			case duplicate < 0:

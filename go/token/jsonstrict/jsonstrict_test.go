@@ -1,6 +1,7 @@
 package jsonstrict
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -105,5 +106,30 @@ func TestAnEscapedDuplicateIsRefusedInEveryMode(t *testing.T) {
 				t.Errorf("%+v: %s accepted", opts, text)
 			}
 		}
+	}
+}
+
+func TestALargeObjectIsReadInLinearTimeAndItsDuplicatesFound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 200000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":1`)
+	}
+	unique := b.String() + "}"
+	duplicated := b.String() + `,"k7":2}`
+	for _, opts := range []Options{{MaxDepth: 2}, {MaxDepth: 2, CheckOnly: true}} {
+		if _, err := Parse([]byte(unique), opts); err != nil {
+			t.Errorf("%+v: %v", opts, err)
+		}
+		if _, err := Parse([]byte(duplicated), opts); err == nil {
+			t.Errorf("%+v: a duplicate among 200000 members was not found", opts)
+		}
+	}
+	v, err := Parse([]byte(duplicated), Options{MaxDepth: 2, LastDuplicateWins: true})
+	if err != nil || len(v.Members) != 200000 || v.Get("k7").Literal != "2" {
+		t.Errorf("last duplicate wins: %v", err)
 	}
 }

@@ -142,8 +142,23 @@ func run(argv []string) int {
 }
 
 // localKeys are the keys of a replica that seals: an ephemeral development
-// key, or MRTR_STATE_KEYS.
-func localKeys(devKey bool, alg string) (*keys.Keyring, error) {
+// key, the key file named by MRTR_STATE_KEYS_FILE (followed as it changes;
+// SIGHUP rereads it at once), or MRTR_STATE_KEYS.
+func localKeys(devKey bool, alg string) (keys.Source, error) {
+	if !devKey && os.Getenv(keys.DefaultKeysFileVariable) != "" {
+		file, err := keys.LoadKeyFileFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		hangup := make(chan os.Signal, 1)
+		signal.Notify(hangup, syscall.SIGHUP)
+		go func() {
+			for range hangup {
+				_ = file.Reload() // a file that cannot be used is logged; the last good keys stay
+			}
+		}()
+		return file, nil
+	}
 	if !devKey {
 		return keys.FromEnv("")
 	}

@@ -290,7 +290,7 @@ func (s *Sealer) OpenClaims(ctx context.Context, tok string, req Request, opts .
 	if o.requireArguments != nil {
 		required = *o.requireArguments
 	}
-	// Steps 1 to 12.
+	// Profile 5, steps 1 to 12 (5.1 for the encrypted form):
 	claims, err := token.Decode(tok, s.maxTokenBytes, s.source.Keyring())
 	if errors.Is(err, refusal.ErrUnknownKey) {
 		// A source whose keys change (a remote JWKS) may not hold a key another
@@ -303,7 +303,7 @@ func (s *Sealer) OpenClaims(ctx context.Context, tok string, req Request, opts .
 	if err != nil {
 		return nil, err
 	}
-	// Steps 13 to 19.
+	// Profile 5, steps 13 to 19:
 	err = claims.Validate(token.Expect{
 		Now: s.clock().Unix(), Leeway: s.leeway, MaxLifetime: s.maxLifetime, Issuer: s.issuer,
 		Request: req, RequireArguments: required,
@@ -311,7 +311,7 @@ func (s *Sealer) OpenClaims(ctx context.Context, tok string, req Request, opts .
 	if err != nil {
 		return nil, err
 	}
-	// Step 20. Single use, last, so a token that fails any other step never
+	// Profile 5, step 20: single use, last, so a token that fails any other step never
 	// costs a store write. The retention runs to exp plus twice the leeway.
 	if o.consume {
 		first, err := s.store.Redeem(ctx, replay.Key(claims.Issuer, claims.ID), claims.ExpiresAt+2*s.leeway)

@@ -53,14 +53,14 @@ func isBase64URLOfLength(s string, low, high int) bool {
 
 // parseClaims makes steps 11 and 12 on the claims text of either form.
 func parseClaims(payload []byte) (*Claims, error) {
-	// Step 11. The claims are strict JSON (I-JSON, no duplicates, at most 33
+	// Profile 5, step 11: The claims are strict JSON (I-JSON, no duplicates, at most 33
 	// levels: the claims object and 32 levels of state) and an object.
 	// The claims' values are built; the state's inside is checked, not built.
 	v, err := jsonstrict.Parse(payload, jsonstrict.Options{MaxDepth: maxTextDepth, KeepDepth: 2})
 	if err != nil || v.Kind != jsonstrict.Object {
 		return nil, malformed("the claims are not a strict JSON object")
 	}
-	// Step 12. The claim set is closed, complete and well typed.
+	// Profile 5, step 12: The claim set is closed, complete and well typed.
 	for _, m := range v.Members {
 		if !claimNames[m.Name] {
 			return nil, malformed("the claims hold a claim the profile does not define")
@@ -127,31 +127,31 @@ type Expect struct {
 
 // Validate makes steps 13 to 19 for the request of e.
 func (c *Claims) Validate(e Expect) error {
-	// Step 13. The lifetime is within the verifier's maximum.
+	// Profile 5, step 13: The lifetime is within the verifier's maximum.
 	if c.ExpiresAt-c.IssuedAt > e.MaxLifetime {
 		return refusal.New(refusal.LifetimeTooLong, "the token's lifetime exceeds the maximum")
 	}
-	// Step 14. Not from the future.
+	// Profile 5, step 14: Not from the future.
 	if c.IssuedAt > e.Now+e.Leeway {
 		return refusal.New(refusal.IssuedInFuture, "claim iat is in the future")
 	}
-	// Step 15. Not expired: refused from the second exp itself (leeway 0).
+	// Profile 5, step 15: Not expired: refused from the second exp itself (leeway 0).
 	if e.Now >= c.ExpiresAt+e.Leeway {
 		return refusal.New(refusal.Expired, "claim exp has passed")
 	}
-	// Step 16. Issuer.
+	// Profile 5, step 16: Issuer.
 	if c.Issuer != e.Issuer {
 		return refusal.New(refusal.WrongIssuer, "claim iss is not this server")
 	}
-	// Step 17. User.
+	// Profile 5, step 17: User.
 	if c.Subject != e.Request.User {
 		return refusal.New(refusal.WrongUser, "claim sub is not the requesting user")
 	}
-	// Step 18. Target.
+	// Profile 5, step 18: Target.
 	if c.Audience != e.Request.Aud() {
 		return refusal.New(refusal.WrongTool, "claim aud is not the requested target")
 	}
-	// Step 19. The request binding; a resource read has no arguments, so the
+	// Profile 5, step 19: The request binding; a resource read has no arguments, so the
 	// requirement never applies to it.
 	if c.ArgsSHA256 == "" {
 		if e.RequireArguments && e.Request.Target.Kind != binding.Resource {

@@ -19,7 +19,7 @@ const (
 // decrypt makes steps 2 to 10 of the encrypted form (section 5.1) and returns
 // the plaintext claims text.
 func decrypt(token string, ring *keys.Keyring) ([]byte, error) {
-	// Step 2. Five segments of the base64url alphabet; the encrypted key (the
+	// Profile 5.1, step 2: Five segments of the base64url alphabet; the encrypted key (the
 	// second) is empty for dir, every other one is not.
 	segments := strings.Split(token, ".")
 	for i, s := range segments {
@@ -27,7 +27,7 @@ func decrypt(token string, ring *keys.Keyring) ([]byte, error) {
 			return nil, malformed("the token is not five base64url segments with an empty encrypted key")
 		}
 	}
-	// Step 3. Each segment is the canonical encoding of its bytes.
+	// Profile 5.1, step 3: Each segment is the canonical encoding of its bytes.
 	var decoded [5][]byte
 	for i, s := range segments {
 		var err error
@@ -35,38 +35,38 @@ func decrypt(token string, ring *keys.Keyring) ([]byte, error) {
 			return nil, malformed("a segment is not canonical unpadded base64url")
 		}
 	}
-	// Step 4. The protected header is strict JSON and an object.
+	// Profile 5.1, step 4: The protected header is strict JSON and an object.
 	header, err := decodeHeader(decoded[0])
 	if err != nil {
 		return nil, err
 	}
-	// Step 5. No header parameter but alg, enc, typ and kid (no zip).
+	// Profile 5.1, step 5: No header parameter but alg, enc, typ and kid (no zip).
 	for _, m := range header.Members {
 		if m.Name != "alg" && m.Name != "enc" && m.Name != "typ" && m.Name != "kid" {
 			return nil, refusal.New(refusal.UnsupportedHeader, "the header has a parameter the profile forbids")
 		}
 	}
-	// Step 6. alg is dir and enc is A256GCM.
+	// Profile 5.1, step 6: alg is dir and enc is A256GCM.
 	alg, _ := stringMember(header, "alg")
 	enc, _ := stringMember(header, "enc")
 	if alg != "dir" || enc != string(keys.A256GCM) {
 		return nil, refusal.New(refusal.UnsupportedHeader, "the header's alg is not dir or its enc is not A256GCM")
 	}
-	// Step 7. typ exactly.
+	// Profile 5.1, step 7: typ exactly.
 	if typ, _ := stringMember(header, "typ"); typ != Type {
 		return nil, refusal.New(refusal.WrongType, "the header's typ is not exactly "+Type)
 	}
-	// Step 8. The kid names a key of the ring.
+	// Profile 5.1, step 8: The kid names a key of the ring.
 	kid, isString := stringMember(header, "kid")
 	k := ring.Get(kid)
 	if !isString || k == nil {
 		return nil, refusal.New(refusal.UnknownKey, "the header's kid names no key in the ring")
 	}
-	// Step 9. The key is an encryption key (a signing key never decrypts).
+	// Profile 5.1, step 9: The key is an encryption key (a signing key never decrypts).
 	if !k.IsEncryption() {
 		return nil, refusal.New(refusal.AlgorithmMismatch, "the header's kid names a signing key")
 	}
-	// Step 10. The IV and tag lengths, then AES-256-GCM with the protected header
+	// Profile 5.1, step 10: The IV and tag lengths, then AES-256-GCM with the protected header
 	// segment as received as the AAD; the tag is checked in constant time.
 	if len(decoded[2]) != IVBytes || len(decoded[4]) != TagBytes {
 		return nil, refusal.New(refusal.BadSignature, "the IV is not 12 bytes or the tag is not 16 bytes")

@@ -17,7 +17,7 @@ const DefaultMaxTokenBytes = 8192
 // claims. Steps 13 to 19 are Claims.Validate. Every failure is a
 // *refusal.InvalidRequestState; no other error is returned.
 func Decode(token string, maxTokenBytes int, ring *keys.Keyring) (*Claims, error) {
-	// Step 1. Size, in bytes of the UTF-8 encoding, before any decoding: a Go
+	// Profile 5, step 1: Size, in bytes of the UTF-8 encoding, before any decoding: a Go
 	// string holds those bytes.
 	if len(token) > maxTokenBytes {
 		return nil, refusal.New(refusal.TooLarge, "the token is longer than the size cap")
@@ -57,7 +57,7 @@ func stringMember(header *jsonstrict.Value, name string) (string, bool) {
 
 // verifySigned makes steps 2 to 10 of the signed form and returns the claims text.
 func verifySigned(token string, ring *keys.Keyring) ([]byte, error) {
-	// Step 2. Three non-empty segments of the base64url alphabet.
+	// Profile 5, step 2: Three non-empty segments of the base64url alphabet.
 	segments := strings.Split(token, ".")
 	if len(segments) != 3 {
 		return nil, malformed("the token is not three segments joined by '.'")
@@ -67,7 +67,7 @@ func verifySigned(token string, ring *keys.Keyring) ([]byte, error) {
 			return nil, malformed("a segment is empty or not base64url")
 		}
 	}
-	// Step 3. Each segment is the canonical encoding of its bytes.
+	// Profile 5, step 3: Each segment is the canonical encoding of its bytes.
 	var decoded [3][]byte
 	for i, s := range segments {
 		var err error
@@ -75,38 +75,38 @@ func verifySigned(token string, ring *keys.Keyring) ([]byte, error) {
 			return nil, malformed("a segment is not canonical unpadded base64url")
 		}
 	}
-	// Step 4. The header is strict JSON and an object.
+	// Profile 5, step 4: The header is strict JSON and an object.
 	header, err := decodeHeader(decoded[0])
 	if err != nil {
 		return nil, err
 	}
-	// Step 5. No header parameter but alg, typ and kid.
+	// Profile 5, step 5: No header parameter but alg, typ and kid.
 	for _, m := range header.Members {
 		if m.Name != "alg" && m.Name != "typ" && m.Name != "kid" {
 			return nil, refusal.New(refusal.UnsupportedHeader, "the header has a parameter the profile forbids")
 		}
 	}
-	// Step 6. alg is HS256 or EdDSA (none, Ed25519, HS512, missing: refused).
+	// Profile 5, step 6: alg is HS256 or EdDSA (none, Ed25519, HS512, missing: refused).
 	alg, _ := stringMember(header, "alg")
 	if alg != string(keys.HS256) && alg != string(keys.EdDSA) {
 		return nil, refusal.New(refusal.UnsupportedHeader, "the header's alg is not HS256 or EdDSA")
 	}
-	// Step 7. typ exactly, as the decoded JSON string.
+	// Profile 5, step 7: typ exactly, as the decoded JSON string.
 	if typ, _ := stringMember(header, "typ"); typ != Type {
 		return nil, refusal.New(refusal.WrongType, "the header's typ is not exactly "+Type)
 	}
-	// Step 8. The kid names a key of the ring.
+	// Profile 5, step 8: The kid names a key of the ring.
 	kid, isString := stringMember(header, "kid")
 	k := ring.Get(kid)
 	if !isString || k == nil {
 		return nil, refusal.New(refusal.UnknownKey, "the header's kid names no key in the ring")
 	}
-	// Step 9. alg is the algorithm of that key (an encryption key's is A256GCM,
+	// Profile 5, step 9: alg is the algorithm of that key (an encryption key's is A256GCM,
 	// which no signed token can carry).
 	if string(k.Alg()) != alg {
 		return nil, refusal.New(refusal.AlgorithmMismatch, "the header's alg is not the algorithm of its key")
 	}
-	// Step 10. The signature, of the key's length, over the first two segments
+	// Profile 5, step 10: The signature, of the key's length, over the first two segments
 	// as received; an HS256 MAC is compared in constant time.
 	signingInput := token[:len(segments[0])+1+len(segments[1])]
 	if len(decoded[2]) != k.SignatureSize() || !k.Verify([]byte(signingInput), decoded[2]) {

@@ -324,3 +324,12 @@ func (s *Sealer) OpenClaims(ctx context.Context, tok string, req Request, opts .
 	}
 	return claims, nil
 }
+
+// String shows the settings and the keys' ids, never key material.
+func (s *Sealer) String() string {
+	return fmt.Sprintf("Sealer(issuer=%q, ttl=%d, max_lifetime=%d, leeway=%d, max_token_bytes=%d, require_arguments=%t, keys=%v)",
+		s.issuer, s.ttl, s.maxLifetime, s.leeway, s.maxTokenBytes, s.requireArguments, s.source)
+}
+
+// GoString is String, so that %#v shows no key material either.
+func (s *Sealer) GoString() string { return s.String() }

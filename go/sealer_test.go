@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -321,5 +322,17 @@ func TestTheEntropyHookFeedsTheJTIButNeverTheIV(t *testing.T) {
 	claims, err := s.OpenClaims(context.Background(), a, deploy)
 	if err != nil || claims.ID != "BwcHBwcHBwcHBwcHBwcHBw" {
 		t.Errorf("the jti is not from the hook: %v %v", claims, err)
+	}
+}
+
+func TestASealerPrintsNoKeyMaterial(t *testing.T) {
+	k, _ := keys.Generate(keys.HS256, "")
+	r, _ := keys.NewKeyring(k)
+	s := sealer(t, r, newClock())
+	secret := k.PrivateJWK()["k"]
+	for _, shown := range []string{fmt.Sprintf("%v", s), fmt.Sprintf("%+v", s), fmt.Sprintf("%#v", s), fmt.Sprint(*s)} {
+		if strings.Contains(shown, secret) || !strings.Contains(shown, k.Kid()) && !strings.Contains(shown, "0x") {
+			t.Errorf("a sealer printed as %s", shown)
+		}
 	}
 }

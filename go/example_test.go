@@ -9,6 +9,7 @@ import (
 	mrtrstate "github.com/mrtr-state/mrtr-state/go"
 	"github.com/mrtr-state/mrtr-state/go/binding"
 	"github.com/mrtr-state/mrtr-state/go/keys"
+	"github.com/mrtr-state/mrtr-state/go/replay"
 )
 
 // A tool seals what it learned into the requestState of an input-required
@@ -56,5 +57,24 @@ func ExampleNew_verifyOnly() {
 	fmt.Println(err != nil)
 	// Output:
 	// 1 <nil>
+	// true
+}
+
+// The round that acts (deletes, pays, books) redeems its state once: a second
+// presentation of the same token is refused as replayed.
+func ExampleConsume() {
+	key, _ := keys.Generate(keys.HS256, "")
+	ring, _ := keys.NewKeyring(key)
+	sealer, _ := mrtrstate.New(ring, "https://mcp.example.com",
+		mrtrstate.WithReplayStore(replay.NewMemoryStore(0, nil))) // redisstore for a fleet
+	req := mrtrstate.Request{User: "alice", Target: binding.ToolTarget("book_trip"), Arguments: json.RawMessage(`{}`)}
+	token, _ := sealer.Seal(map[string]string{"seat": "2A"}, req)
+
+	_, err := sealer.Open(context.Background(), token, req, mrtrstate.Consume())
+	fmt.Println(err)
+	_, err = sealer.Open(context.Background(), token, req, mrtrstate.Consume())
+	fmt.Println(errors.Is(err, mrtrstate.ErrReplayed))
+	// Output:
+	// <nil>
 	// true
 }

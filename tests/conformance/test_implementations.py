@@ -1,7 +1,8 @@
 """Every implementation in the repository reaches its conformance class through the runner.
 
 An implementation is named by a manifest: a baseline example's ``conformance.json``
-(its class, the forms it offers, how to build and run it), or an interop example's
+(its class, the forms it offers, how to build and run it), the Go module's
+``go/conformance.json`` (the same form, for its adapter ``go/cmd/conformance``), or an interop example's
 ``interop.json`` with a ``conformance`` member (its class and the arguments that start
 its conformance command). The reference (``mrtr-state conformance --serve``) runs too.
 
@@ -44,7 +45,10 @@ def discover() -> list[Implementation]:
             "reference", None, "strict", (), (sys.executable, "-m", "mrtr_state", "conformance", "--serve")
         )
     ]
-    for manifest in sorted((ROOT / "examples").glob("*/*/conformance.json")):
+    manifests = sorted((ROOT / "examples").glob("*/*/conformance.json"))
+    # The Go module's adapter claims the strict class for both forms.
+    manifests += sorted(ROOT.glob("go/conformance.json"))
+    for manifest in manifests:
         data = json.loads(manifest.read_text(encoding="utf-8"))
         program = harness.Program.load(manifest)
         found.append(
@@ -108,6 +112,7 @@ def test_every_example_language_runs_through_the_runner() -> None:
     assert {
         "baseline-typescript",
         "baseline-go",
+        "go-module",
         "interop-go",
         "interop-java",
         "interop-rust",

@@ -1,10 +1,12 @@
-"""A mixed fleet for the cross-language test: the Python and the TypeScript example servers as replicas.
+"""A mixed fleet for the cross-language test: the Python, TypeScript and Go example servers as replicas.
 
-Both servers get one key ring (``MRTR_STATE_KEYS``), one issuer and one Redis (``--redis-url``), as a
+The servers get one key ring (``MRTR_STATE_KEYS``), one issuer and one Redis (``--redis-url``), as a
 round-robin load balancer's backends would. The TypeScript side (the ``mrtr-state`` package and
-``examples/server-ts``) is built here from its own lock files (``npm ci``); without Node.js the tests
-skip, except under ``CI=true``, where they fail. Calls go through both official SDK clients: the
-Python client in process, the TypeScript client as ``examples/server-ts/dist/client.js``.
+``examples/server-ts``) is built here from its own lock files (``npm ci``), the Go side
+(``examples/server-go`` on the Go module) with ``go build``; without Node.js or Go the tests skip, except
+under ``CI=true``, where they fail. Calls go through the three official SDK clients: the Python client in
+process, the TypeScript client as ``examples/server-ts/dist/client.js``, the Go client as
+``examples/server-go/bin/client``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from mrtr_state.mcp import REASON_META_KEY
 ROOT = Path(__file__).resolve().parents[2]
 TS_PACKAGE = ROOT / "typescript"
 TS_SERVER = ROOT / "examples" / "server-ts"
+GO_SERVER = ROOT / "examples" / "server-go"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 BUILD_TIMEOUT = 900
 CALL_TIMEOUT = 60
@@ -75,6 +78,32 @@ def build_typescript() -> None:
                 f"{' '.join(command)} in {directory.relative_to(ROOT)} failed ({result.returncode}):\n"
                 f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
             )
+
+
+def build_go() -> None:
+    """``go build`` the Go example server and its client (the module comes from ``go/`` by ``replace``)."""
+    if shutil.which("go") is None:
+        unavailable("Go is not installed (missing go); the cross-language test needs it")
+    for output, package in (("bin/server-go", "."), ("bin/client", "./cmd/client")):
+        result = subprocess.run(
+            ["go", "build", "-mod=readonly", "-trimpath", "-o", output, package],
+            cwd=GO_SERVER,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT,
+            check=False,
+        )
+        if result.returncode != 0:
+            pytest.fail(f"go build {package} in examples/server-go failed:\n{result.stderr[-3000:]}")
+
+
+@contextlib.contextmanager
+def go_server(*args: str, env: Mapping[str, str], timeout: float = 60) -> Iterator[str]:
+    """Start ``examples/server-go/bin/server-go --port 0 ARGS``; yield its URL; always stop it."""
+    with running_server(
+        *args, env=dict(env), timeout=timeout, command=(str(GO_SERVER / "bin" / "server-go"),)
+    ) as server:
+        yield server.url
 
 
 @contextlib.contextmanager
@@ -162,6 +191,33 @@ def python_call(
     return anyio.run(call)
 
 
+def go_call(
+    url: str,
+    user: str,
+    tool: str,
+    arguments: dict[str, Any],
+    request_state: str | None = None,
+    input_responses: dict[str, dict[str, Any]] | None = None,
+) -> Answer:
+    """One ``tools/call`` through the official Go SDK client (``examples/server-go``'s client)."""
+    call: dict[str, Any] = {"url": url, "user": user, "tool": tool, "arguments": arguments}
+    if request_state is not None:
+        call["requestState"] = request_state
+    if input_responses is not None:
+        call["inputResponses"] = input_responses
+    result = subprocess.run(
+        [str(GO_SERVER / "bin" / "client")],
+        input=json.dumps(call),
+        capture_output=True,
+        text=True,
+        timeout=CALL_TIMEOUT,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"the Go client failed ({result.returncode}): {result.stderr[-3000:]}")
+    return Answer.from_wire(json.loads(result.stdout))
+
+
 def typescript_call(
     url: str,
     user: str,
@@ -189,4 +245,4 @@ def typescript_call(
     return Answer.from_wire(json.loads(result.stdout))
 
 
-CLIENTS = {"python": python_call, "typescript": typescript_call}
+CLIENTS = {"python": python_call, "typescript": typescript_call, "go": go_call}

@@ -1,11 +1,11 @@
-"""Python and TypeScript replicas of one service: each opens the other's states, and refuses alike.
+"""Python, TypeScript and Go replicas of one service: each opens the others' states, and refuses alike.
 
-The Python example server (``examples/server``) and its TypeScript twin (``examples/server-ts``) run
-side by side with one key ring, one issuer and one Redis, and are called alternately, as a round-robin
-load balancer would, by the official Python SDK client and the official TypeScript SDK client: every
-state minted by one opens on the other, and each refusal (one byte changed, another user, another
+The Python example server (``examples/server``) and its TypeScript and Go twins (``examples/server-ts``,
+``examples/server-go``) run side by side with one key ring, one issuer and one Redis, and are called in
+turn, as a round-robin load balancer would, by the official Python, TypeScript and Go SDK clients: every
+state minted by one opens on the others, and each refusal (one byte changed, another user, another
 tool, other arguments, expired, and replayed across languages) gets the same reason code and the same
-sentence on both.
+sentence on all three.
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ ISSUER = "https://tools.example.com"
 #: Short enough to wait out for the expiry check, long enough for a round on a loaded machine.
 TTL = 8
 YES = {"confirm": {"action": "accept", "content": {"confirm": True}}}
-LANGUAGES = ("python", "typescript")
+LANGUAGES = ("python", "typescript", "go")
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """Both example servers on one key ring and one Redis; their URLs by language."""
+    """The three example servers on one key ring and one Redis; their URLs by language."""
     fleet.build_typescript()
+    fleet.build_go()
     require_redis_client()
     redis = RedisServer(redis_server_executable(), Path(tmp_path_factory.mktemp("redis")))
     redis.start()
@@ -44,8 +45,9 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
         with (
             fleet.python_server(*args, env=env) as python_url,
             fleet.typescript_server(*args, env=env) as ts_url,
+            fleet.go_server(*args, env=env) as go_url,
         ):
-            yield {"python": python_url, "typescript": ts_url}
+            yield {"python": python_url, "typescript": ts_url, "go": go_url}
     finally:
         redis.stop()
 
@@ -70,7 +72,13 @@ def ask(client: str, servers: dict[str, str], server: str, tool: str, arguments:
 
 
 def other(language: str) -> str:
-    return "typescript" if language == "python" else "python"
+    """The next language round the fleet: python, typescript, go, python..."""
+    return LANGUAGES[(LANGUAGES.index(language) + 1) % len(LANGUAGES)]
+
+
+def each_server_with_another_client() -> list[tuple[str, str]]:
+    """Every server, called by the next language's client."""
+    return [(server, other(server)) for server in LANGUAGES]
 
 
 def one_byte_changed(token: str) -> str:
@@ -89,12 +97,15 @@ def assert_refused(answer: fleet.Answer, reason: str) -> None:
 
 @pytest.mark.parametrize(
     ("minter", "first_client", "repo", "branch", "head"),
-    # Each server keeps its own branches: a branch is minted where it exists and deleted on the other.
+    # Each server keeps its own branches: a branch is minted where it exists and deleted on the next
+    # server (python -> typescript -> go -> python), never twice on one server.
     [
         ("python", "python", "acme/api", "old-feature", "4b1d0aa"),
         ("python", "typescript", "acme/api", "release-1.0", "77e0c3b"),
         ("typescript", "typescript", "acme/api", "spike/cache", "c0ffee1"),
-        ("typescript", "python", "acme/web", "redesign", "5d6e7f8"),
+        ("typescript", "go", "acme/web", "redesign", "5d6e7f8"),
+        ("go", "go", "acme/api", "old-feature", "4b1d0aa"),
+        ("go", "python", "acme/api", "release-1.0", "77e0c3b"),
     ],
 )
 def test_a_state_minted_by_one_language_opens_on_the_other(
@@ -123,9 +134,9 @@ def test_a_state_minted_by_one_language_opens_on_the_other(
 
 @pytest.mark.parametrize("first", LANGUAGES)
 def test_a_three_round_form_alternates_between_the_languages(servers: dict[str, str], first: str) -> None:
-    """book_trip: dates on one replica, the seat offer on the other, the booking back on the first."""
+    """book_trip: dates on one replica, the seat offer on the next, the booking on the third."""
     arguments = {"destination": "Reykjavik"}
-    rounds = itertools.cycle([first, other(first)])
+    rounds = itertools.cycle([first, other(first), other(other(first))])
     server = next(rounds)
     token = ask(server, servers, server, "book_trip", arguments)
     assert decode_unverified(token)[1]["state"] == {"step": "dates"}
@@ -184,7 +195,7 @@ def test_each_refusal_gets_the_same_reason_on_both_languages(
     token = ask(minter, servers, minter, "book_trip", {"destination": "Lisbon"})
     user, tool, arguments, state = change(token)
     dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-01", "return": "2026-12-02"}}}
-    for server, client in (("python", "typescript"), ("typescript", "python")):
+    for server, client in each_server_with_another_client():
         answer = call(
             client, servers, server, user, tool, arguments, request_state=state, input_responses=dates
         )
@@ -208,7 +219,7 @@ def test_a_state_redeemed_on_one_language_is_replayed_on_both(servers: dict[str,
         input_responses=dates,
     )
     assert offer.result_type == "input_required", offer
-    for server, client in (("python", "typescript"), ("typescript", "python")):
+    for server, client in each_server_with_another_client():
         assert_refused(
             call(
                 client,
@@ -229,11 +240,11 @@ def test_an_expired_state_is_refused_on_both_languages(servers: dict[str, str]) 
         language: ask(language, servers, language, "book_trip", {"destination": "Kyoto"})
         for language in LANGUAGES
     }
-    claims = decode_unverified(tokens["python"])[1]
-    time.sleep(max(0.0, claims["exp"] + 1 - time.time()))
+    last_expiry = max(decode_unverified(token)[1]["exp"] for token in tokens.values())
+    time.sleep(max(0.0, last_expiry + 1 - time.time()))
     dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-01", "return": "2026-12-02"}}}
     for token in tokens.values():
-        for server, client in (("python", "typescript"), ("typescript", "python")):
+        for server, client in each_server_with_another_client():
             answer = call(
                 client,
                 servers,

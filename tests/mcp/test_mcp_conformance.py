@@ -1,4 +1,7 @@
-"""The official MCP conformance suite's input-required-result scenarios, against the example server.
+"""The official MCP conformance suite's input-required-result scenarios, against the example servers.
+
+Both the Python example server and its Go twin (``examples/server-go``, on the Go module's
+``mcpstate`` middleware) run every scenario in conformance mode.
 
 The suite comes from the npm registry at the version pinned in
 ``tests/mcp/conformance/package-lock.json``, installed here with ``npm ci``. It
@@ -18,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from server.launch import running_server
+from tests.crosslang import fleet
 
 from conftest import example_server, missing_tool, which
 
@@ -107,6 +112,22 @@ def results(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
         yield {scenario: run.result() for scenario, run in runs.items()}
 
 
+@pytest.fixture(scope="module")
+def go_results(
+    node: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, list[dict[str, Any]]]]:
+    """The same scenarios against ``examples/server-go --conformance --dev-key``."""
+    fleet.build_go()
+    out = tmp_path_factory.mktemp("conformance-go")
+    command = (str(fleet.GO_SERVER / "bin" / "server-go"),)
+    with (
+        running_server("--conformance", "--dev-key", command=command) as server,
+        ThreadPoolExecutor(max_workers=2) as pool,
+    ):
+        runs = {scenario: pool.submit(_run, node, server.url, scenario, out) for scenario in SCENARIOS}
+        yield {scenario: run.result() for scenario, run in runs.items()}
+
+
 def test_the_pinned_suite_has_exactly_these_input_required_scenarios(node: str) -> None:
     listed = subprocess.run(
         [node, str(CLI), "list", "--server"], capture_output=True, text=True, timeout=120, check=True
@@ -136,6 +157,13 @@ def test_the_example_server_passes_the_conformance_scenario(
     }
     expected = BY_DESIGN.get(scenario, {})
     assert {check: status for check, (status, _) in failed.items()} == expected, failed
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_go_example_server_passes_the_conformance_scenario(
+    go_results: dict[str, list[dict[str, Any]]], scenario: str
+) -> None:
+    test_the_example_server_passes_the_conformance_scenario(go_results, scenario)
 
 
 def test_unsolicited_input_responses_are_not_answers_even_for_the_conformance_suite(

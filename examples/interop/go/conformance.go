@@ -2,13 +2,16 @@ package main
 
 // The conformance command: the JSON-lines protocol of `mrtr-state conformance`
 // (docs/conformance.md). One request per line on stdin, one answer per line on
-// stdout, in order, each carrying the request's "id". The operations reuse the
-// verify job, the argument digest and the key loader of the other commands.
+// stdout, in order, each carrying the request's "id". The operations are the
+// verify job of the other commands and the module's binding.Digest and keys.ParseJWK.
 
 import (
 	"bufio"
 	"encoding/json"
 	"io"
+
+	"github.com/mrtr-state/mrtr-state/go/binding"
+	"github.com/mrtr-state/mrtr-state/go/keys"
 )
 
 func conformance(stdin io.Reader, stdout io.Writer) error {
@@ -63,24 +66,16 @@ func answer(line []byte) map[string]any {
 			delete(reply, "state")
 		}
 	case "digest":
-		arguments, err := argumentsObject(request["arguments"])
-		if err == nil && arguments == nil {
-			arguments = []byte("{}") // absent arguments are {} (profile 8.2); null is not
-		}
-		if err != nil {
-			reply["error"] = err.Error()
-		} else if _, err := canonicalArguments(arguments); err != nil {
-			reply["unbindable"] = true
+		arguments := request["arguments"]
+		if arguments == nil {
+			reply["error"] = `"arguments" is required`
+		} else if digest, err := binding.Digest(arguments); err != nil {
+			reply["unbindable"] = true // not an object, or no digest (profile 3.4)
 		} else {
-			reply["digest"] = argumentsDigest(arguments)
+			reply["digest"] = digest
 		}
-	case "load_key": // one key ("jwk"), or a ring ("jwks"), whose keys must also keep their secrets apart
-		var err error
-		if jwks, ring := request["jwks"]; ring {
-			_, err = parseJWKS(jwks)
-		} else {
-			_, err = parseJWK(request["jwk"])
-		}
+	case "load_key":
+		_, err := keys.ParseJWK(request["jwk"])
 		reply["loaded"] = err == nil
 	default:
 		reply["unsupported"] = true

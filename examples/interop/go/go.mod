@@ -1,10 +1,7 @@
 module github.com/mrtr-state/interop-go
 
-go 1.24.0
+go 1.26.0
 
-require (
-	github.com/golang-jwt/jwt/v5 v5.3.1
-	github.com/gowebpki/jcs v1.0.2
-)
+require github.com/mrtr-state/mrtr-state/go v0.0.0
 
-require github.com/go-jose/go-jose/v4 v4.1.9
+replace github.com/mrtr-state/mrtr-state/go => ../../../go

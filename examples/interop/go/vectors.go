@@ -13,7 +13,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gowebpki/jcs"
+	"github.com/mrtr-state/mrtr-state/go/binding"
+	"github.com/mrtr-state/mrtr-state/go/keys"
 )
 
 // vectorsFailed is the error when at least one vector failed (exit status 1).
@@ -22,7 +23,7 @@ type vectorsFailed struct{ failed int }
 func (e vectorsFailed) Error() string { return fmt.Sprintf("%d vectors failed", e.failed) }
 
 func checkVectors(dir string, out io.Writer) error {
-	var keys struct {
+	var keyFile struct {
 		VerifierJWKS          json.RawMessage `json:"verifier_jwks"`
 		EncryptedVerifierJWKS json.RawMessage `json:"encrypted_verifier_jwks"`
 	}
@@ -38,13 +39,12 @@ func checkVectors(dir string, out io.Writer) error {
 	}
 	var invalidKeys struct {
 		Vectors []struct {
-			ID   string          `json:"id"`
-			JWK  json.RawMessage `json:"jwk"`
-			JWKS json.RawMessage `json:"jwks"` // a ring whose keys each load alone (profile 12.4)
+			ID  string          `json:"id"`
+			JWK json.RawMessage `json:"jwk"`
 		} `json:"vectors"`
 	}
 	for name, into := range map[string]any{
-		"keys.json": &keys, "tokens.json": &tokens, "encrypted.json": &encrypted, "arguments.json": &arguments,
+		"keys.json": &keyFile, "tokens.json": &tokens, "encrypted.json": &encrypted, "arguments.json": &arguments,
 		"invalid-keys.json": &invalidKeys,
 	} {
 		text, err := os.ReadFile(filepath.Join(dir, name))
@@ -55,11 +55,11 @@ func checkVectors(dir string, out io.Writer) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	ring, err := parseJWKS(keys.VerifierJWKS)
+	ring, err := keys.ParseJWKS(keyFile.VerifierJWKS)
 	if err != nil {
 		return fmt.Errorf("keys.json verifier_jwks: %w", err)
 	}
-	encryptedRing, err := parseJWKS(keys.EncryptedVerifierJWKS)
+	encryptedRing, err := keys.ParseJWKS(keyFile.EncryptedVerifierJWKS)
 	if err != nil {
 		return fmt.Errorf("keys.json encrypted_verifier_jwks: %w", err)
 	}
@@ -82,8 +82,8 @@ func checkVectors(dir string, out io.Writer) error {
 		return err
 	}
 	for _, vector := range arguments.Vectors {
-		canonical, err := canonicalArguments(vector.Arguments)
-		digest := argumentsDigest(vector.Arguments)
+		canonical, err := binding.Canonicalize(vector.Arguments)
+		digest, _ := binding.Digest(vector.Arguments)
 		got := fmt.Sprintf("canonical %s, digest %s", canonical, digest)
 		if err != nil {
 			got = "unbindable: " + err.Error()
@@ -96,12 +96,7 @@ func checkVectors(dir string, out io.Writer) error {
 		report(ok, vector.ID, got, want)
 	}
 	for _, vector := range invalidKeys.Vectors { // every one must be refused when it is loaded
-		var err error
-		if vector.JWKS != nil {
-			_, err = parseJWKS(vector.JWKS)
-		} else {
-			_, err = parseJWK(vector.JWK)
-		}
+		_, err := keys.ParseJWK(vector.JWK)
 		got := "loaded"
 		if err != nil {
 			got = "refused: " + err.Error()
@@ -133,7 +128,7 @@ type tokenVectors struct {
 }
 
 // check verifies every vector with ring and the file's defaults, and reports each.
-func (tokens *tokenVectors) check(ring ring, report func(ok bool, id, got, want string)) error {
+func (tokens *tokenVectors) check(ring *keys.Keyring, report func(ok bool, id, got, want string)) error {
 	for _, vector := range tokens.Vectors {
 		job := vector.verifyRequest
 		if job.Issuer == "" {
@@ -161,7 +156,8 @@ func (tokens *tokenVectors) check(ring ring, report func(ok bool, id, got, want 
 }
 
 // sameVerdict compares verdicts; states are equal when their RFC 8785 forms are
-// (so 1.0 and 1 are the same number, as in every JSON reader).
+// (so 1.0 and 1 are the same number, as in every JSON reader). The module's
+// canonicalizer takes an object, so each state is wrapped in one.
 func sameVerdict(got, want verdict) bool {
 	if got.Valid != want.Valid || got.Reason != want.Reason {
 		return false
@@ -169,8 +165,8 @@ func sameVerdict(got, want verdict) bool {
 	if !got.Valid {
 		return true
 	}
-	a, errA := jcs.Transform(got.State)
-	b, errB := jcs.Transform(want.State)
+	a, errA := binding.Canonicalize(append(append([]byte(`{"s":`), got.State...), '}'))
+	b, errB := binding.Canonicalize(append(append([]byte(`{"s":`), want.State...), '}'))
 	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 

@@ -1,0 +1,31 @@
+// Package mcpstate carries requestState as tokens of the mrtr-state profile on
+// a server of the official Go MCP SDK (github.com/modelcontextprotocol/go-sdk,
+// tested with v1.8.0), with one call:
+//
+//	mcpstate.Install(server, sealer, nil)
+//
+// It is receiving middleware (Server.AddReceivingMiddleware) on tools/call,
+// prompts/get and resources/read, the methods that may answer input_required:
+//
+//   - inbound, a requestState is opened with the request's user
+//     (req.Extra.TokenInfo.UserID by default), target and arguments before the
+//     handler runs; the handler sees the verified state as a string, its own,
+//     never the token. A refusal is answered without calling the handler: a tool
+//     error on tools/call by default (isError, the reason code in _meta under
+//     "io.github.mrtr-state/reason"), or a JSON-RPC -32602 error whose data is
+//     {"reason": code}; prompts/get and resources/read always get the latter;
+//   - outbound, the RequestState of every result the handler returns is sealed
+//     into a token bound to the same user, target and arguments;
+//   - inputResponses on a request without a requestState answer nothing this
+//     server asked (profile, 8.2), so the handler never sees them;
+//   - with no authenticated user it refuses to seal or open (an internal error)
+//     unless a fixed principal was configured deliberately.
+//
+// The state string maps to the token's state claim as the Python and
+// TypeScript boundaries map it: a string that is the JSON text of an object or
+// array the profile can carry becomes that value, any other string is carried
+// as a JSON string; on the way back a string claim is handed over verbatim and
+// any other value as its compact JSON text. So a replica in another language
+// reads structured state, and a string round-trips exactly unless it is
+// object or array JSON, which round-trips as equal JSON.
+package mcpstate

@@ -44,7 +44,12 @@ def discover() -> list[Implementation]:
             "reference", None, "strict", (), (sys.executable, "-m", "mrtr_state", "conformance", "--serve")
         )
     ]
-    for manifest in sorted((ROOT / "examples").glob("*/*/conformance.json")):
+    # The baseline examples, and the libraries with a conformance adapter of their own (java/).
+    manifests = [
+        *sorted((ROOT / "examples").glob("*/*/conformance.json")),
+        *sorted(ROOT.glob("*/conformance.json")),
+    ]
+    for manifest in manifests:
         data = json.loads(manifest.read_text(encoding="utf-8"))
         program = harness.Program.load(manifest)
         found.append(
@@ -112,4 +117,5 @@ def test_every_example_language_runs_through_the_runner() -> None:
         "interop-java",
         "interop-rust",
         "interop-typescript",
+        "java",
     } <= names

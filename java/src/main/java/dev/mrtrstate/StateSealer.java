@@ -290,6 +290,9 @@ public final class StateSealer {
         }
         // Profile 4, point 3: iat is now rounded down, exp = iat + ttl, a fresh jti.
         long iat = clock.instant().getEpochSecond();
+        if (iat < 0 || iat > StrictJson.MAX_SAFE_INTEGER - ttl) {
+            throw new IllegalStateException("the clock must give 0 <= iat and iat + ttl <= 2^53 - 1");
+        }
         Claims claims = new Claims(issuer, binding.user(), binding.aud(), iat, iat + ttl,
                 Base64Url.encode(jtiBytes), digest, value);
         byte[] payload = claims.encode();

@@ -257,6 +257,6 @@ public final class StrictJson {
         if (value instanceof JsonNode node) {
             return node;
         }
-        return OUTPUT.valueToTree(value);
+        return value == null ? com.fasterxml.jackson.databind.node.NullNode.getInstance() : OUTPUT.valueToTree(value);
     }
 }

@@ -42,9 +42,14 @@ class MrtrStateCodecTest {
 
     /** delete_branch: the first call asks for input and keeps the branch in requestState; the retry acts. */
     private static McpServer server(MrtrStateCodec codec) {
+        return server(codec, null);
+    }
+
+    /** With a sealer, the tool is wrapped by MrtrStateTools.bind and the codec passes its tokens through. */
+    private static McpServer server(io.modelcontextprotocol.modern.server.RequestStateCodec codec, StateSealer bound) {
         McpSchema.Tool definition = McpSchema.Tool.builder("delete_branch",
                 Map.of("type", "object", "properties", Map.of("branch", Map.of("type", "string")))).build();
-        McpSyncTool tool = McpSyncTool.of(definition, (McpRequestContext ctx, McpSchema.CallToolRequest request) -> {
+        McpSyncTool.Handler handler = (McpRequestContext ctx, McpSchema.CallToolRequest request) -> {
             if (request.requestState() == null) {
                 CallToolOutcome ask = McpSchema.InputRequiredResult.builder()
                         .elicit("confirm", McpSchema.ElicitFormRequest.builder("Delete the branch?",
@@ -55,7 +60,9 @@ class MrtrStateCodecTest {
             CallToolOutcome done = McpSchema.CallToolResult.builder()
                     .addContent(McpSchema.TextContent.builder("deleted " + request.requestState()).build()).build();
             return McpSyncResponse.result(done);
-        });
+        };
+        McpSyncTool tool = McpSyncTool.of(definition, bound == null ? handler
+                : MrtrStateTools.bind(bound, ctx -> (String) ctx.get("user"), false, handler));
         McpSyncToolRepository tools = new McpSyncToolRepository() {
             @Override
             public ToolsPage list(McpRequestContext ctx, String cursor) {
@@ -72,9 +79,13 @@ class MrtrStateCodecTest {
     }
 
     private static JSONRPCResponse call(McpServer server, String user, Map<String, Object> extra) {
+        return call(server, user, "main", extra);
+    }
+
+    private static JSONRPCResponse call(McpServer server, String user, String branch, Map<String, Object> extra) {
         Map<String, Object> params = new HashMap<>();
         params.put("name", "delete_branch");
-        params.put("arguments", Map.of("branch", "main"));
+        params.put("arguments", Map.of("branch", branch));
         params.put("_meta", Map.of(
                 "io.modelcontextprotocol/protocolVersion", "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities", Map.of("elicitation", Map.of("form", Map.of())),
@@ -167,5 +178,44 @@ class MrtrStateCodecTest {
         JSONRPCResponse response = call(server, null, Map.of());
         // The codec refuses to seal for nobody; the SDK turns that exception into an internal error.
         assertEquals(-32603, response.error().code());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> result(JSONRPCResponse response) {
+        return (Map<String, Object>) response.result();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Object reason(JSONRPCResponse response) {
+        return ((Map<String, Object>) result(response).get("_meta")).get(MrtrStateTools.REASON_META_KEY);
+    }
+
+    @Test
+    void theToolWrapperBindsTheArgumentsAndRefusesAsAToolError() throws Exception {
+        Keyring ring = Keyring.generate(KeyAlgorithm.HS256);
+        StateSealer sealer = StateSealer.builder(ring, ISSUER).clock(T0).requireArguments(true).build();
+        McpServer server = server(MrtrStateTools.passThrough(), sealer);
+        String token = requestState(call(server, "alice", Map.of()));
+        // A profile token bound to the arguments: the library opens it with them, and only with them.
+        assertEquals("branch=main",
+                sealer.open(token, Binding.tool("alice", "delete_branch", Map.of("branch", "main"))).textValue());
+        assertEquals(dev.mrtrstate.InvalidRequestStateException.Reason.WRONG_REQUEST,
+                assertThrows(dev.mrtrstate.InvalidRequestStateException.class,
+                        () -> sealer.open(token, Binding.tool("alice", "delete_branch", Map.of("branch", "prod"))))
+                        .reason());
+        assertEquals("deleted branch=main", text(call(server, "alice", retry(token))));
+        // The retry with other arguments is refused before the handler runs, as the profile's tool error.
+        JSONRPCResponse other = call(server, "alice", "prod", retry(token));
+        assertEquals(Boolean.TRUE, result(other).get("isError"));
+        assertEquals("wrong_request", reason(other));
+        assertEquals("The request state was issued for a request with other arguments.", text(other));
+        JSONRPCResponse bob = call(server, "bob", retry(token));
+        assertEquals("wrong_user", reason(bob));
+    }
+
+    @Test
+    void thePassThroughCodecRefusesAnUnsealedState() {
+        McpServer server = server(MrtrStateTools.passThrough(), null); // the tool is not wrapped
+        assertEquals(-32603, call(server, "alice", Map.of()).error().code());
     }
 }

@@ -113,6 +113,7 @@ def test_every_example_language_runs_through_the_runner() -> None:
     assert {
         "baseline-typescript",
         "baseline-go",
+        "baseline-java",
         "interop-go",
         "interop-java",
         "interop-rust",

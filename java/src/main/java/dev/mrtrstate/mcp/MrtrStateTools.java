@@ -27,6 +27,10 @@ import java.util.function.Function;
  * never reaches the handler: the client gets the tool error of the profile's section 8.3 ({@code isError}, the
  * reason's fixed sentence, and the code in {@code _meta} under {@value #REASON_META_KEY}).
  *
+ * <p>The handler's {@code requestState} text that is the JSON text of an object or array is sealed as that JSON
+ * value, so a replica in another language reads the same state (and the handler gets back JSON text); any other
+ * text is sealed as a JSON string.
+ *
  * <p>Since the wrapper's tokens are already sealed, the server's codec must pass them through:
  * {@code McpServer.builder().requestStateCodec(MrtrStateTools.passThrough())}. That codec refuses to let any
  * other state out (a tool that answers input required without the wrapper fails loudly instead of sending its
@@ -68,7 +72,7 @@ public final class MrtrStateTools {
                     return refusal(refused.reason());
                 }
                 call = new McpSchema.CallToolRequest(request.name(), request.arguments(), request.inputResponses(),
-                        state.isTextual() ? state.textValue() : StrictJson.write(state), request.meta());
+                        stateText(state), request.meta());
             }
             McpSyncResponse<McpSchema.CallToolOutcome> response = handler.call(context, call);
             if (response instanceof McpSyncResponse.Result<McpSchema.CallToolOutcome> result
@@ -78,12 +82,42 @@ public final class MrtrStateTools {
                     throw new IllegalStateException("no authenticated user in the transport context: a"
                             + " requestState is sealed for a user");
                 }
-                String token = sealer.seal(asked.requestState(), Binding.tool(user, request.name(), arguments));
+                String token = sealer.seal(stateValue(asked.requestState()),
+                        Binding.tool(user, request.name(), arguments));
                 return McpSyncResponse.result(new McpSchema.InputRequiredResult(asked.inputRequests(), token,
                         asked.resultType(), asked.meta()));
             }
             return response;
         };
+    }
+
+    /**
+     * The state a handler's {@code requestState} text seals: the JSON object or array it holds when it is the
+     * strict JSON text of one (so every language's replica reads the same state), else the text as a string.
+     *
+     * @param text the handler's requestState
+     * @return the state to seal
+     */
+    public static JsonNode stateValue(String text) {
+        String trimmed = text.strip();
+        if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
+            JsonNode value = StrictJson.parseSegment(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            if (value != null && value.isContainerNode()) {
+                return value;
+            }
+        }
+        return com.fasterxml.jackson.databind.node.TextNode.valueOf(text);
+    }
+
+    /**
+     * The {@code requestState} text a handler gets back for an opened state: a string as it is, any other value
+     * as its JSON text.
+     *
+     * @param state the opened state
+     * @return the text
+     */
+    public static String stateText(JsonNode state) {
+        return state.isTextual() ? state.textValue() : StrictJson.write(state);
     }
 
     private static McpSyncResponse<McpSchema.CallToolOutcome> refusal(InvalidRequestStateException.Reason reason) {

@@ -1,11 +1,11 @@
-"""Python and TypeScript replicas of one service: each opens the other's states, and refuses alike.
+"""Python, TypeScript and Java replicas of one service: each opens the others' states, and refuses alike.
 
-The Python example server (``examples/server``) and its TypeScript twin (``examples/server-ts``) run
-side by side with one key ring, one issuer and one Redis, and are called alternately, as a round-robin
-load balancer would, by the official Python SDK client and the official TypeScript SDK client: every
-state minted by one opens on the other, and each refusal (one byte changed, another user, another
-tool, other arguments, expired, and replayed across languages) gets the same reason code and the same
-sentence on both.
+The Python example server (``examples/server``) and its TypeScript and Java twins (``examples/server-ts``,
+``examples/server-java``) run side by side with one key ring, one issuer and one Redis, and are called in
+turn, as a round-robin load balancer would, by the official Python SDK client and the official TypeScript
+SDK client: every state minted by one opens on the next, and each refusal (one byte changed, another user,
+another tool, other arguments, expired, and replayed across languages) gets the same reason code and the
+same sentence on all three.
 """
 
 from __future__ import annotations
@@ -27,13 +27,20 @@ ISSUER = "https://tools.example.com"
 #: Short enough to wait out for the expiry check, long enough for a round on a loaded machine.
 TTL = 8
 YES = {"confirm": {"action": "accept", "content": {"confirm": True}}}
-LANGUAGES = ("python", "typescript")
+LANGUAGES = ("python", "typescript", "java")
+#: The replica a state goes to next, as a round-robin balancer would send the retry.
+NEXT = {"python": "typescript", "typescript": "java", "java": "python"}
+#: The SDK client that calls a replica when the test does not say (there is no Java client in the fleet).
+CLIENT_OF = {"python": "python", "typescript": "typescript", "java": "python"}
+#: Every (server, client) pair a refusal is checked on.
+PAIRS = (("python", "typescript"), ("typescript", "python"), ("java", "python"), ("java", "typescript"))
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """Both example servers on one key ring and one Redis; their URLs by language."""
     fleet.build_typescript()
+    fleet.build_java()
     require_redis_client()
     redis = RedisServer(redis_server_executable(), Path(tmp_path_factory.mktemp("redis")))
     redis.start()
@@ -44,8 +51,9 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
         with (
             fleet.python_server(*args, env=env) as python_url,
             fleet.typescript_server(*args, env=env) as ts_url,
+            fleet.java_server(*args, env=env) as java_url,
         ):
-            yield {"python": python_url, "typescript": ts_url}
+            yield {"python": python_url, "typescript": ts_url, "java": java_url}
     finally:
         redis.stop()
 
@@ -59,7 +67,7 @@ def call(
     arguments: dict[str, Any],
     **retry: Any,
 ) -> fleet.Answer:
-    return fleet.CLIENTS[client](servers[server], user, tool, arguments, **retry)
+    return fleet.CLIENTS[CLIENT_OF[client]](servers[server], user, tool, arguments, **retry)
 
 
 def ask(client: str, servers: dict[str, str], server: str, tool: str, arguments: dict[str, Any]) -> str:
@@ -70,7 +78,12 @@ def ask(client: str, servers: dict[str, str], server: str, tool: str, arguments:
 
 
 def other(language: str) -> str:
-    return "typescript" if language == "python" else "python"
+    """The replica after ``language``'s."""
+    return NEXT[language]
+
+
+def other_client(client: str) -> str:
+    return "typescript" if client == "python" else "python"
 
 
 def one_byte_changed(token: str) -> str:
@@ -89,12 +102,15 @@ def assert_refused(answer: fleet.Answer, reason: str) -> None:
 
 @pytest.mark.parametrize(
     ("minter", "first_client", "repo", "branch", "head"),
-    # Each server keeps its own branches: a branch is minted where it exists and deleted on the other.
+    # Each server keeps its own branches: a branch is minted where it exists and deleted on the next
+    # replica (python -> typescript -> java -> python), never twice on one server.
     [
         ("python", "python", "acme/api", "old-feature", "4b1d0aa"),
         ("python", "typescript", "acme/api", "release-1.0", "77e0c3b"),
         ("typescript", "typescript", "acme/api", "spike/cache", "c0ffee1"),
         ("typescript", "python", "acme/web", "redesign", "5d6e7f8"),
+        ("java", "python", "acme/api", "old-feature", "4b1d0aa"),
+        ("java", "typescript", "acme/api", "release-1.0", "77e0c3b"),
     ],
 )
 def test_a_state_minted_by_one_language_opens_on_the_other(
@@ -107,7 +123,7 @@ def test_a_state_minted_by_one_language_opens_on_the_other(
     assert (claims["iss"], claims["sub"], claims["aud"]) == (ISSUER, "alice", "tools/call:delete_branch")
     assert claims["state"] == {"head": head}
     done = call(
-        other(first_client),
+        other_client(first_client),
         servers,
         other(minter),
         "alice",
@@ -123,7 +139,7 @@ def test_a_state_minted_by_one_language_opens_on_the_other(
 
 @pytest.mark.parametrize("first", LANGUAGES)
 def test_a_three_round_form_alternates_between_the_languages(servers: dict[str, str], first: str) -> None:
-    """book_trip: dates on one replica, the seat offer on the other, the booking back on the first."""
+    """book_trip: dates on one replica, the seat offer on the next, the booking back on the first."""
     arguments = {"destination": "Reykjavik"}
     rounds = itertools.cycle([first, other(first)])
     server = next(rounds)
@@ -184,7 +200,7 @@ def test_each_refusal_gets_the_same_reason_on_both_languages(
     token = ask(minter, servers, minter, "book_trip", {"destination": "Lisbon"})
     user, tool, arguments, state = change(token)
     dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-01", "return": "2026-12-02"}}}
-    for server, client in (("python", "typescript"), ("typescript", "python")):
+    for server, client in PAIRS:
         answer = call(
             client, servers, server, user, tool, arguments, request_state=state, input_responses=dates
         )
@@ -208,7 +224,7 @@ def test_a_state_redeemed_on_one_language_is_replayed_on_both(servers: dict[str,
         input_responses=dates,
     )
     assert offer.result_type == "input_required", offer
-    for server, client in (("python", "typescript"), ("typescript", "python")):
+    for server, client in PAIRS:
         assert_refused(
             call(
                 client,
@@ -233,7 +249,7 @@ def test_an_expired_state_is_refused_on_both_languages(servers: dict[str, str]) 
     time.sleep(max(0.0, claims["exp"] + 1 - time.time()))
     dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-01", "return": "2026-12-02"}}}
     for token in tokens.values():
-        for server, client in (("python", "typescript"), ("typescript", "python")):
+        for server, client in PAIRS:
             answer = call(
                 client,
                 servers,
@@ -253,7 +269,7 @@ def test_a_yes_without_a_sealed_state_is_not_a_yes_on_either_language(
 ) -> None:
     """Profile 8.2: a seat chosen with no verified state answers nothing; both servers ask for the dates."""
     asked = call(
-        other(server),
+        other_client(CLIENT_OF[server]),
         servers,
         server,
         "alice",

@@ -30,6 +30,13 @@ public final class Ed25519Key extends Key {
     private final PublicKey publicKey;
     private final PrivateKey privateKey;
     private final byte[] d;
+    /**
+     * One initialized Signature per thread: the JDK's initSign derives the public key from d (a scalar
+     * multiplication) and initVerify decodes the point, so doing either per token would cost more than the
+     * signature itself. A Signature resets to its initialized state after each sign or verify.
+     */
+    private final ThreadLocal<Signature> signers;
+    private final ThreadLocal<Signature> verifiers;
 
     private Ed25519Key(byte[] x, PublicKey publicKey, PrivateKey privateKey, byte[] d, String kid) {
         super(kid != null ? kid : thumbprintOf("crv", "Ed25519", "kty", "OKP", "x", Base64Url.encode(x)));
@@ -37,6 +44,24 @@ public final class Ed25519Key extends Key {
         this.publicKey = publicKey;
         this.privateKey = privateKey;
         this.d = d;
+        this.signers = ThreadLocal.withInitial(() -> {
+            try {
+                Signature signer = Signature.getInstance("Ed25519");
+                signer.initSign(privateKey);
+                return signer;
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("cannot sign with an Ed25519 key", e);
+            }
+        });
+        this.verifiers = ThreadLocal.withInitial(() -> {
+            try {
+                Signature verifier = Signature.getInstance("Ed25519");
+                verifier.initVerify(publicKey);
+                return verifier;
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("cannot verify with an Ed25519 key", e);
+            }
+        });
     }
 
     static Ed25519Key of(byte[] x, byte[] d, String kid) {
@@ -166,12 +191,12 @@ public final class Ed25519Key extends Key {
         if (privateKey == null) {
             throw new KeyringException("key " + kid() + " is an Ed25519 public key and cannot sign");
         }
+        Signature signer = signers.get();
         try {
-            Signature signer = Signature.getInstance("Ed25519");
-            signer.initSign(privateKey);
             signer.update(message);
             return signer.sign();
         } catch (GeneralSecurityException e) {
+            signers.remove();
             throw new IllegalStateException("cannot sign with an Ed25519 key", e);
         }
     }
@@ -187,12 +212,12 @@ public final class Ed25519Key extends Key {
         if (signature.length != 64) {
             return false;
         }
+        Signature verifier = verifiers.get();
         try {
-            Signature verifier = Signature.getInstance("Ed25519");
-            verifier.initVerify(publicKey);
             verifier.update(message);
             return verifier.verify(signature);
         } catch (GeneralSecurityException e) {
+            verifiers.remove(); // start the next verification from a fresh object
             return false; // the JDK throws for an S of L or more: it does not verify
         }
     }

@@ -12,6 +12,8 @@ import javax.crypto.spec.SecretKeySpec;
 public final class Hs256Key extends Key {
     private final byte[] secret;
     private final SecretKeySpec macKey;
+    /** One initialized Mac per thread; doFinal resets it for the next message. */
+    private final ThreadLocal<Mac> macs;
 
     Hs256Key(byte[] secret, String kid) {
         super(kid != null ? kid : thumbprintOf("k", Base64Url.encode(secret), "kty", "oct"));
@@ -22,6 +24,15 @@ public final class Hs256Key extends Key {
         checkNotRepeated(secret);
         this.secret = secret;
         this.macKey = new SecretKeySpec(secret, "HmacSHA256");
+        this.macs = ThreadLocal.withInitial(() -> {
+            try {
+                Mac mac = Mac.getInstance("HmacSHA256");
+                mac.init(macKey);
+                return mac;
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("every Java runtime has HmacSHA256", e);
+            }
+        });
     }
 
     @Override
@@ -67,13 +78,7 @@ public final class Hs256Key extends Key {
      * @return the 32-byte MAC
      */
     public byte[] sign(byte[] message) {
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(macKey);
-            return mac.doFinal(message);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("every Java runtime has HmacSHA256", e);
-        }
+        return macs.get().doFinal(message);
     }
 
     /**

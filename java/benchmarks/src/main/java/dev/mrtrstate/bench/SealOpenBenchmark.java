@@ -81,6 +81,12 @@ public class SealOpenBenchmark {
     private JWTClaimsSet nimbusClaims;
     private String nimbusToken;
     private DefaultJWTClaimsVerifier<SecurityContext> nimbusClaimsVerifier;
+    private byte[] signingInput;
+    private byte[] signature;
+    private java.security.Signature jdkSigner;
+    private java.security.Signature jdkVerifier;
+    private com.google.crypto.tink.subtle.Ed25519Sign tinkSigner;
+    private com.google.crypto.tink.subtle.Ed25519Verify tinkVerifier;
 
     /** The state of {@code size} bytes that benchmarks/_harness.py's make_state writes. */
     static JsonNode makeState(int size) {
@@ -149,6 +155,88 @@ public class SealOpenBenchmark {
             }
         };
         nimbusClaimsVerifier.setMaxClockSkew(0);
+
+        // The floors: the bare signature primitives over this token's signing input.
+        signingInput = token.substring(0, token.lastIndexOf('.')).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        signature = java.util.Base64.getUrlDecoder().decode(token.substring(token.lastIndexOf('.') + 1));
+        if (jwk instanceof OctetKeyPair pair) {
+            java.security.KeyFactory factory = java.security.KeyFactory.getInstance("Ed25519");
+            jdkSigner = java.security.Signature.getInstance("Ed25519");
+            jdkSigner.initSign(factory.generatePrivate(new java.security.spec.EdECPrivateKeySpec(
+                    java.security.spec.NamedParameterSpec.ED25519, pair.getDecodedD())));
+            jdkVerifier = java.security.Signature.getInstance("Ed25519");
+            byte[] x = pair.getDecodedX();
+            byte[] bigEndian = new byte[32];
+            for (int i = 0; i < 32; i++) {
+                bigEndian[i] = x[31 - i];
+            }
+            boolean odd = (bigEndian[0] & 0x80) != 0;
+            bigEndian[0] &= 0x7f;
+            jdkVerifier.initVerify(factory.generatePublic(new java.security.spec.EdECPublicKeySpec(
+                    java.security.spec.NamedParameterSpec.ED25519,
+                    new java.security.spec.EdECPoint(odd, new java.math.BigInteger(1, bigEndian)))));
+            tinkSigner = new com.google.crypto.tink.subtle.Ed25519Sign(pair.getDecodedD());
+            tinkVerifier = new com.google.crypto.tink.subtle.Ed25519Verify(x);
+        }
+    }
+
+    /**
+     * Floor: the JDK's Ed25519 signature (a Signature already initialized), as the library signs.
+     *
+     * @return the signature
+     * @throws Exception never
+     */
+    @Benchmark
+    public byte[] floorJdkEd25519Sign() throws Exception {
+        if (jdkSigner == null) {
+            return null;
+        }
+        jdkSigner.update(signingInput);
+        return jdkSigner.sign();
+    }
+
+    /**
+     * Floor: the JDK's Ed25519 verification, as the library verifies.
+     *
+     * @return whether it verified
+     * @throws Exception never
+     */
+    @Benchmark
+    public boolean floorJdkEd25519Verify() throws Exception {
+        if (jdkVerifier == null) {
+            return false;
+        }
+        jdkVerifier.update(signingInput);
+        return jdkVerifier.verify(signature);
+    }
+
+    /**
+     * Floor: Tink's Ed25519 signature, as Nimbus signs.
+     *
+     * @return the signature
+     * @throws Exception never
+     */
+    @Benchmark
+    public byte[] floorTinkEd25519Sign() throws Exception {
+        return tinkSigner == null ? null : tinkSigner.sign(signingInput);
+    }
+
+    /**
+     * Floor: Tink's Ed25519 verification, as Nimbus verifies.
+     *
+     * @return whether it verified
+     */
+    @Benchmark
+    public boolean floorTinkEd25519Verify() {
+        if (tinkVerifier == null) {
+            return false;
+        }
+        try {
+            tinkVerifier.verify(signature, signingInput);
+            return true;
+        } catch (java.security.GeneralSecurityException e) {
+            return false;
+        }
     }
 
     /**

@@ -56,12 +56,12 @@ public final class InvalidRequestStateException extends Exception {
             this.sentence = sentence;
         }
 
-        /** The profile's code, e.g. {@code "expired"}. */
+        /** {@return the profile's code, e.g. {@code "expired"}} */
         public String code() {
             return code;
         }
 
-        /** The fixed sentence for this code, safe to show to the client. */
+        /** {@return the fixed sentence for this code, safe to show to the client} */
         public String sentence() {
             return sentence;
         }
@@ -103,12 +103,12 @@ public final class InvalidRequestStateException extends Exception {
         this.detail = detail;
     }
 
-    /** The reason code of the refusal. */
+    /** {@return the reason code of the refusal} */
     public Reason reason() {
         return reason;
     }
 
-    /** A short, log-safe note naming the rule that failed (not part of the profile). */
+    /** {@return a short, log-safe note naming the rule that failed (not part of the profile)} */
     public String detail() {
         return detail;
     }

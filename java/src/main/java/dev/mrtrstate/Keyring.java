@@ -196,7 +196,7 @@ public final class Keyring implements KeySource {
         return of(Key.hs256(secret, null));
     }
 
-    /** The keys, the sealing key first. */
+    /** {@return the keys, the sealing key first} */
     public List<Key> keys() {
         return keys;
     }

@@ -221,27 +221,27 @@ public final class StateSealer {
         }
     }
 
-    /** This server's identity. */
+    /** {@return this server's identity} */
     public String issuer() {
         return issuer;
     }
 
-    /** The lifetime of sealed tokens, in seconds. */
+    /** {@return the lifetime of sealed tokens, in seconds} */
     public long ttl() {
         return ttl;
     }
 
-    /** The size cap in bytes. */
+    /** {@return the size cap in bytes} */
     public long maxTokenBytes() {
         return maxTokenBytes;
     }
 
-    /** Whether the argument binding is required. */
+    /** {@return whether the argument binding is required} */
     public boolean requireArguments() {
         return requireArguments;
     }
 
-    /** The key source. */
+    /** {@return the key source} */
     public KeySource ring() {
         return ring;
     }

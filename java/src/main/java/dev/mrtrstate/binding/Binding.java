@@ -84,27 +84,27 @@ public final class Binding {
         return of(user, TargetKind.RESOURCE, uri, null);
     }
 
-    /** The user, the token's {@code sub}. */
+    /** {@return the user, the token's {@code sub}} */
     public String user() {
         return user;
     }
 
-    /** The target's kind. */
+    /** {@return the target's kind} */
     public TargetKind kind() {
         return kind;
     }
 
-    /** The tool or prompt name or the resource URI. */
+    /** {@return the tool or prompt name or the resource URI} */
     public String name() {
         return name;
     }
 
-    /** The arguments, or null when the request has none bound. */
+    /** {@return the arguments, or null when the request has none bound} */
     public JsonNode arguments() {
         return arguments;
     }
 
-    /** The target as the token's {@code aud}: {@code <method>:<name>}. */
+    /** {@return the target as the token's {@code aud}: {@code <method>:<name>}} */
     public String aud() {
         return aud;
     }
@@ -122,7 +122,7 @@ public final class Binding {
         return digest;
     }
 
-    /** Whether the arguments are absent or bindable (section 3.4). */
+    /** {@return whether the arguments are absent or bindable (section 3.4)} */
     public boolean bindable() {
         return arguments == null || digest() != null;
     }

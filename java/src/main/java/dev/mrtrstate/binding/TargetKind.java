@@ -15,7 +15,7 @@ public enum TargetKind {
         this.method = method;
     }
 
-    /** The MCP method, e.g. {@code tools/call}. */
+    /** {@return the MCP method, e.g. {@code tools/call}} */
     public String method() {
         return method;
     }

@@ -144,12 +144,12 @@ public final class Ed25519Key extends Key {
         return thumbprintOf("crv", "Ed25519", "kty", "OKP", "x", Base64Url.encode(x));
     }
 
-    /** Whether the key holds its private half. */
+    /** {@return whether the key holds its private half} */
     public boolean isPrivate() {
         return privateKey != null;
     }
 
-    /** This key without its private half: a verify-only key. */
+    /** {@return this key without its private half: a verify-only key} */
     public Ed25519Key publicOnly() {
         return new Ed25519Key(x, publicKey, null, null, kid());
     }

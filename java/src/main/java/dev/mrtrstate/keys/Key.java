@@ -40,18 +40,18 @@ public abstract sealed class Key permits Hs256Key, Ed25519Key, A256GcmKey {
         this.kid = kid;
     }
 
-    /** The key's id: an explicit kid, or the RFC 7638 thumbprint. */
+    /** {@return the key's id: an explicit kid, or the RFC 7638 thumbprint} */
     public final String kid() {
         return kid;
     }
 
-    /** The key's algorithm. */
+    /** {@return the key's algorithm} */
     public abstract KeyAlgorithm algorithm();
 
-    /** Whether the key can seal: an HS256 secret, an Ed25519 private key or an encryption key. */
+    /** {@return whether the key can seal: an HS256 secret, an Ed25519 private key or an encryption key} */
     public abstract boolean canSeal();
 
-    /** The RFC 7638 thumbprint (SHA-256, base64url) over the required members. */
+    /** {@return the RFC 7638 thumbprint (SHA-256, base64url) over the required members} */
     public abstract String thumbprint();
 
     /**

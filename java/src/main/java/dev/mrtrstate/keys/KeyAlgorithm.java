@@ -15,7 +15,7 @@ public enum KeyAlgorithm {
         this.jose = jose;
     }
 
-    /** The JOSE name: {@code HS256}, {@code EdDSA} or {@code A256GCM}. */
+    /** {@return the JOSE name: {@code HS256}, {@code EdDSA} or {@code A256GCM}} */
     public String jose() {
         return jose;
     }

@@ -296,12 +296,12 @@ public final class RemoteJwks implements KeySource, AutoCloseable {
         return keys.get(kid);
     }
 
-    /** The keys held now. */
+    /** {@return the keys held now} */
     public List<Key> keys() {
         return List.copyOf(keys.values());
     }
 
-    /** Why the last fetch failed, or null after a good one. */
+    /** {@return why the last fetch failed, or null after a good one} */
     public String lastError() {
         return lastError;
     }

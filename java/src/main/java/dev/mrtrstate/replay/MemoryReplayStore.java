@@ -64,7 +64,7 @@ public final class MemoryReplayStore implements ReplayStore {
         return true;
     }
 
-    /** The number of entries held (some may have expired since the last redemption). */
+    /** {@return the number of entries held (some may have expired since the last redemption)} */
     public synchronized int size() {
         return seen.size();
     }

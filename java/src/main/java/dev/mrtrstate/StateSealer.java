@@ -258,6 +258,7 @@ public final class StateSealer {
      * @throws KeyringException the ring cannot seal (its first key is a public key)
      */
     public String seal(Object state, Binding binding) {
+        Objects.requireNonNull(binding, "binding");
         JsonNode value;
         try {
             value = StrictJson.toTree(state);
@@ -342,6 +343,7 @@ public final class StateSealer {
      */
     public JsonNode open(String token, Binding binding, boolean consume, Boolean requireArguments)
             throws InvalidRequestStateException {
+        Objects.requireNonNull(binding, "binding");
         if (consume && replayStore == null) {
             throw new IllegalStateException("open with consume needs a StateSealer built with a replayStore");
         }

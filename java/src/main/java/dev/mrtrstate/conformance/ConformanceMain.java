@@ -96,6 +96,8 @@ public final class ConformanceMain {
             }
         } catch (IllegalArgumentException | java.time.DateTimeException e) {
             reply.put("error", e.getMessage());
+        } catch (RuntimeException e) { // a request the adapter cannot run never stops the loop
+            reply.put("error", "the request cannot be run (" + e.getClass().getSimpleName() + ")");
         }
         return reply;
     }

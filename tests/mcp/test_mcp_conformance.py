@@ -1,4 +1,7 @@
-"""The official MCP conformance suite's input-required-result scenarios, against the example server.
+"""The official MCP conformance suite's input-required-result scenarios, against the example servers.
+
+The Python example server (``examples/server``) and its Java twin (``examples/server-java``, on the Java
+MCP SDK and the Java library) both serve the suite's fixtures with ``--conformance``.
 
 The suite comes from the npm registry at the version pinned in
 ``tests/mcp/conformance/package-lock.json``, installed here with ``npm ci``. It
@@ -107,6 +110,22 @@ def results(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
         yield {scenario: run.result() for scenario, run in runs.items()}
 
 
+@pytest.fixture(scope="module")
+def java_results(
+    node: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, list[dict[str, Any]]]]:
+    from tests.crosslang import fleet  # the Java build and launch the cross-language fleet uses
+
+    fleet.build_java()
+    out = tmp_path_factory.mktemp("conformance-java")
+    with (
+        fleet.java_server("--conformance", "--dev-key", env={}) as url,
+        ThreadPoolExecutor(max_workers=2) as pool,
+    ):
+        runs = {scenario: pool.submit(_run, node, url, scenario, out) for scenario in SCENARIOS}
+        yield {scenario: run.result() for scenario, run in runs.items()}
+
+
 def test_the_pinned_suite_has_exactly_these_input_required_scenarios(node: str) -> None:
     listed = subprocess.run(
         [node, str(CLI), "list", "--server"], capture_output=True, text=True, timeout=120, check=True
@@ -136,6 +155,16 @@ def test_the_example_server_passes_the_conformance_scenario(
     }
     expected = BY_DESIGN.get(scenario, {})
     assert {check: status for check, (status, _) in failed.items()} == expected, failed
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_java_example_server_passes_the_conformance_scenario(
+    java_results: dict[str, list[dict[str, Any]]], scenario: str
+) -> None:
+    checks = java_results[scenario]
+    assert checks, f"{scenario} ran no checks"
+    failed = {check["id"]: check["status"] for check in checks if check["status"] != "SUCCESS"}
+    assert failed == BY_DESIGN.get(scenario, {}), failed
 
 
 def test_unsolicited_input_responses_are_not_answers_even_for_the_conformance_suite(

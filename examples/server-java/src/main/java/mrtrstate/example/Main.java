@@ -40,8 +40,11 @@ import org.apache.tomcat.util.descriptor.web.FilterMap;
  *
  * <pre>
  *   java -cp ... mrtrstate.example.Main [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600]
- *                                        [--redis-url redis://...] [--dev-key]
+ *                                        [--redis-url redis://...] [--dev-key] [--conformance]
  * </pre>
+ *
+ * <p>{@code --conformance} serves the MCP conformance suite's {@code input-required-result-*} fixtures instead,
+ * without authentication: every state is sealed by {@code MrtrStateCodec} for one fixed principal.
  *
  * <p>Prints "example server: listening on http://HOST:PORT/mcp (...)" once it accepts connections.
  */
@@ -52,6 +55,8 @@ public final class Main {
     private static final Map<String, String> EXAMPLE_TOKENS = Map.of("alice-example-token", "alice",
             "bob-example-token", "bob");
     private static final String USER = "user";
+    /** The one principal of the conformance mode: the MCP conformance suite's harness sends no credentials. */
+    static final String CONFORMANCE_PRINCIPAL = "conformance-harness";
 
     private Main() {}
 
@@ -65,9 +70,12 @@ public final class Main {
         Map<String, String> options = new java.util.HashMap<>(Map.of("--host", "127.0.0.1", "--port", "0",
                 "--issuer", DEFAULT_ISSUER, "--ttl", String.valueOf(DEFAULT_TTL)));
         boolean devKey = false;
+        boolean conformance = false;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--dev-key")) {
                 devKey = true;
+            } else if (args[i].equals("--conformance")) {
+                conformance = true;
             } else if (List.of("--host", "--port", "--issuer", "--ttl", "--redis-url").contains(args[i])
                     && i + 1 < args.length) {
                 options.put(args[i], args[++i]);
@@ -106,8 +114,29 @@ public final class Main {
                 ? RedisReplayStore.fromUrl(options.get("--redis-url"), new RedisReplayStore.Options())
                 : new MemoryReplayStore();
         StateSealer sealer = StateSealer.builder(ring, options.get("--issuer")).ttl(ttl)
-                .maxLifetime(Math.max(ttl, DEFAULT_TTL)).replayStore(store).requireArguments(true).build();
+                .maxLifetime(Math.max(ttl, DEFAULT_TTL)).replayStore(store).requireArguments(!conformance).build();
+        McpServer server = conformance ? conformanceServer(sealer) : exampleServer(sealer);
 
+        HttpServletMcpTransport transport = HttpServletMcpTransport.builder(server)
+                .contextExtractor(request -> McpTransportContext.create(
+                        request.getAttribute(USER) instanceof String user ? Map.of(USER, user) : Map.of()))
+                .build();
+        serve(transport, options, port, ttl, conformance, store);
+    }
+
+    /** The conformance suite's fixtures behind the codec, one fixed principal, refusals as JSON-RPC errors. */
+    private static McpServer conformanceServer(StateSealer sealer) {
+        return McpServer.builder()
+                .serverInfo(McpSchema.Implementation.builder("mrtr-state-conformance-java", "1.0.0").build())
+                .feature(ToolsFeature.ofSync(Conformance.tools()))
+                .feature(io.modelcontextprotocol.modern.server.feature.PromptsFeature.ofSync(Conformance.prompts()))
+                .requestStateCodec(dev.mrtrstate.mcp.MrtrStateCodec.builder(sealer)
+                        .principal(context -> CONFORMANCE_PRINCIPAL).build())
+                .build();
+    }
+
+    /** delete_branch and book_trip, each wrapped so that its state is bound to user, tool and arguments. */
+    private static McpServer exampleServer(StateSealer sealer) {
         Function<McpTransportContext, String> principal = context -> (String) context.get(USER);
         GitTools git = new GitTools();
         Trips trips = new Trips();
@@ -127,16 +156,17 @@ public final class Main {
                 return name.equals("delete_branch") ? deleteBranch : name.equals("book_trip") ? bookTrip : null;
             }
         };
-        McpServer server = McpServer.builder()
+        return McpServer.builder()
                 .serverInfo(McpSchema.Implementation.builder("mrtr-state-example-java", "1.0.0").build())
                 .instructions("Delete branches (after the person confirms) and book trips.")
                 .feature(ToolsFeature.ofSync(tools))
                 .requestStateCodec(MrtrStateTools.passThrough())
                 .build();
-        HttpServletMcpTransport transport = HttpServletMcpTransport.builder(server)
-                .contextExtractor(request -> McpTransportContext.create(
-                        request.getAttribute(USER) instanceof String user ? Map.of(USER, user) : Map.of()))
-                .build();
+    }
+
+    /** Serve {@code transport} on an embedded Tomcat until SIGTERM or SIGINT. */
+    private static void serve(HttpServletMcpTransport transport, Map<String, String> options, int port, int ttl,
+            boolean conformance, ReplayStore store) throws Exception {
 
         Tomcat tomcat = new Tomcat();
         tomcat.setBaseDir(Files.createTempDirectory("server-java").toString());
@@ -148,15 +178,17 @@ public final class Main {
         Wrapper servlet = Tomcat.addServlet(context, "mcp", transport);
         servlet.setAsyncSupported(true);
         context.addServletMappingDecoded("/mcp", "mcp");
-        FilterDef auth = new FilterDef();
-        auth.setFilterName("bearer");
-        auth.setFilter(bearer());
-        auth.setAsyncSupported("true");
-        context.addFilterDef(auth);
-        FilterMap map = new FilterMap();
-        map.setFilterName("bearer");
-        map.addURLPattern("/*");
-        context.addFilterMap(map);
+        if (!conformance) {
+            FilterDef auth = new FilterDef();
+            auth.setFilterName("bearer");
+            auth.setFilter(bearer());
+            auth.setAsyncSupported("true");
+            context.addFilterDef(auth);
+            FilterMap map = new FilterMap();
+            map.setFilterName("bearer");
+            map.addURLPattern("/*");
+            context.addFilterMap(map);
+        }
         try {
             tomcat.start();
         } catch (Exception e) {
@@ -165,7 +197,7 @@ public final class Main {
         }
         String host = options.get("--host").contains(":") ? "[" + options.get("--host") + "]" : options.get("--host");
         System.out.println("example server: listening on http://" + host + ":" + connector.getLocalPort()
-                + "/mcp (delete_branch, book_trip, ttl " + ttl + " s)");
+                + "/mcp (" + (conformance ? "conformance fixtures" : "delete_branch, book_trip") + ", ttl " + ttl + " s)");
         System.out.flush();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -24,8 +24,9 @@ from tests.crosslang import fleet
 from tests.replay.redis_harness import RedisServer, redis_server_executable, require_redis_client
 
 ISSUER = "https://tools.example.com"
-#: Short enough to wait out for the expiry check, long enough for a round on a loaded machine.
-TTL = 8
+#: Short enough to wait out for the expiry check, long enough for a round on a loaded machine: a refusal is
+#: checked on four (server, client) pairs with one token, each TypeScript call a Node process of its own.
+TTL = 20
 YES = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 LANGUAGES = ("python", "typescript", "java")
 #: The replica a state goes to next, as a round-robin balancer would send the retry.

@@ -45,9 +45,11 @@ def discover() -> list[Implementation]:
             "reference", None, "strict", (), (sys.executable, "-m", "mrtr_state", "conformance", "--serve")
         )
     ]
-    manifests = sorted((ROOT / "examples").glob("*/*/conformance.json"))
-    # The Go module's adapter claims the strict class for both forms.
-    manifests += sorted(ROOT.glob("go/conformance.json"))
+    # The baseline examples, and the libraries with a conformance adapter of their own (go/, java/).
+    manifests = [
+        *sorted((ROOT / "examples").glob("*/*/conformance.json")),
+        *sorted(ROOT.glob("*/conformance.json")),
+    ]
     for manifest in manifests:
         data = json.loads(manifest.read_text(encoding="utf-8"))
         program = harness.Program.load(manifest)
@@ -113,8 +115,10 @@ def test_every_example_language_runs_through_the_runner() -> None:
         "baseline-typescript",
         "baseline-go",
         "go-module",
+        "baseline-java",
         "interop-go",
         "interop-java",
         "interop-rust",
         "interop-typescript",
+        "java",
     } <= names

@@ -1,11 +1,12 @@
-"""A mixed fleet for the cross-language test: the Python, TypeScript and Go example servers as replicas.
+"""A mixed fleet for the cross-language test: the Python, TypeScript, Go and Java example servers as replicas.
 
 The servers get one key ring (``MRTR_STATE_KEYS``), one issuer and one Redis (``--redis-url``), as a
 round-robin load balancer's backends would. The TypeScript side (the ``mrtr-state`` package and
 ``examples/server-ts``) is built here from its own lock files (``npm ci``), the Go side
-(``examples/server-go`` on the Go module) with ``go build``; without Node.js or Go the tests skip, except
-under ``CI=true``, where they fail. Calls go through the three official SDK clients: the Python client in
-process, the TypeScript client as ``examples/server-ts/dist/client.js``, the Go client as
+(``examples/server-go`` on the Go module) with ``go build``, the Java side (the library in ``java/`` and
+``examples/server-java``) from its pinned Maven builds; without Node.js, Go, or Java and Maven the tests
+skip, except under ``CI=true``, where they fail. Calls go through three official SDK clients: the Python
+client in process, the TypeScript client as ``examples/server-ts/dist/client.js``, the Go client as
 ``examples/server-go/bin/client``.
 """
 
@@ -36,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TS_PACKAGE = ROOT / "typescript"
 TS_SERVER = ROOT / "examples" / "server-ts"
 GO_SERVER = ROOT / "examples" / "server-go"
+JAVA_LIBRARY = ROOT / "java"
+JAVA_SERVER = ROOT / "examples" / "server-java"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 BUILD_TIMEOUT = 900
 CALL_TIMEOUT = 60
@@ -103,6 +106,35 @@ def go_server(*args: str, env: Mapping[str, str], timeout: float = 60) -> Iterat
     with running_server(
         *args, env=dict(env), timeout=timeout, command=(str(GO_SERVER / "bin" / "server-go"),)
     ) as server:
+        yield server.url
+
+
+def build_java() -> None:
+    """Install the Java library into ~/.m2, then build the Java example server and its classpath."""
+    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
+    if missing:
+        unavailable(f"Java is not installed (missing {', '.join(missing)}); the cross-language test needs it")
+    classpath = ["-Dmdep.outputFile=target/classpath.txt", "-DincludeScope=runtime"]
+    steps = [
+        (JAVA_LIBRARY, ["mvn", "-q", "-B", "install", "-DskipTests"]),
+        (JAVA_SERVER, ["mvn", "-q", "-B", "compile", "dependency:build-classpath", *classpath]),
+    ]
+    for directory, command in steps:
+        result = subprocess.run(
+            command, cwd=directory, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
+        )
+        if result.returncode != 0:
+            pytest.fail(
+                f"{' '.join(command)} in {directory.relative_to(ROOT)} failed ({result.returncode}):\n"
+                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            )
+
+
+@contextlib.contextmanager
+def java_server(*args: str, env: Mapping[str, str], timeout: float = 60) -> Iterator[str]:
+    """Start ``examples/server-java/run.sh --port 0 ARGS``; yield its URL; always stop it."""
+    command = (str(JAVA_SERVER / "run.sh"),)
+    with running_server(*args, env=dict(env), timeout=timeout, command=command) as server:
         yield server.url
 
 

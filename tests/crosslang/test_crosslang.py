@@ -1,11 +1,12 @@
-"""Python, TypeScript and Go replicas of one service: each opens the others' states, and refuses alike.
+"""Python, TypeScript, Go and Java replicas of one service: each opens the others' states, and refuses alike.
 
-The Python example server (``examples/server``) and its TypeScript and Go twins (``examples/server-ts``,
-``examples/server-go``) run side by side with one key ring, one issuer and one Redis, and are called in
-turn, as a round-robin load balancer would, by the official Python, TypeScript and Go SDK clients: every
-state minted by one opens on the others, and each refusal (one byte changed, another user, another
-tool, other arguments, expired, and replayed across languages) gets the same reason code and the same
-sentence on all three.
+The Python example server (``examples/server``) and its TypeScript, Go and Java twins
+(``examples/server-ts``, ``examples/server-go``, ``examples/server-java``) run side by side with one key
+ring, one issuer and one Redis, and are called in turn, as a round-robin load balancer would, by the
+official Python, TypeScript and Go SDK clients (the fleet has no Java client: the Java replica is called
+by the others): every state minted by one opens on the others, and each refusal (one byte changed,
+another user, another tool, other arguments, expired, and replayed across languages) gets the same
+reason code and the same sentence on all four.
 """
 
 from __future__ import annotations
@@ -24,17 +25,21 @@ from tests.crosslang import fleet
 from tests.replay.redis_harness import RedisServer, redis_server_executable, require_redis_client
 
 ISSUER = "https://tools.example.com"
-#: Short enough to wait out for the expiry check, long enough for a round on a loaded machine.
-TTL = 8
+#: Short enough to wait out for the expiry check, long enough for a round on a loaded machine: a refusal is
+#: checked on four (server, client) pairs with one token, each TypeScript or Go call a process of its own.
+TTL = 20
 YES = {"confirm": {"action": "accept", "content": {"confirm": True}}}
-LANGUAGES = ("python", "typescript", "go")
+LANGUAGES = ("python", "typescript", "go", "java")
+#: The SDK client that calls a replica of each language (the fleet has no Java client).
+CLIENT_OF = {"python": "python", "typescript": "typescript", "go": "go", "java": "typescript"}
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The three example servers on one key ring and one Redis; their URLs by language."""
+    """The four example servers on one key ring and one Redis; their URLs by language."""
     fleet.build_typescript()
     fleet.build_go()
+    fleet.build_java()
     require_redis_client()
     redis = RedisServer(redis_server_executable(), Path(tmp_path_factory.mktemp("redis")))
     redis.start()
@@ -46,8 +51,9 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
             fleet.python_server(*args, env=env) as python_url,
             fleet.typescript_server(*args, env=env) as ts_url,
             fleet.go_server(*args, env=env) as go_url,
+            fleet.java_server(*args, env=env) as java_url,
         ):
-            yield {"python": python_url, "typescript": ts_url, "go": go_url}
+            yield {"python": python_url, "typescript": ts_url, "go": go_url, "java": java_url}
     finally:
         redis.stop()
 
@@ -72,13 +78,13 @@ def ask(client: str, servers: dict[str, str], server: str, tool: str, arguments:
 
 
 def other(language: str) -> str:
-    """The next language round the fleet: python, typescript, go, python..."""
+    """The next language round the fleet: python, typescript, go, java, python..."""
     return LANGUAGES[(LANGUAGES.index(language) + 1) % len(LANGUAGES)]
 
 
 def each_server_with_another_client() -> list[tuple[str, str]]:
-    """Every server, called by the next language's client."""
-    return [(server, other(server)) for server in LANGUAGES]
+    """Every server, called by the next language's client (the Java replica's next is Python's)."""
+    return [(server, CLIENT_OF[other(server)]) for server in LANGUAGES]
 
 
 def one_byte_changed(token: str) -> str:
@@ -98,7 +104,7 @@ def assert_refused(answer: fleet.Answer, reason: str) -> None:
 @pytest.mark.parametrize(
     ("minter", "first_client", "repo", "branch", "head"),
     # Each server keeps its own branches: a branch is minted where it exists and deleted on the next
-    # server (python -> typescript -> go -> python), never twice on one server.
+    # server (python -> typescript -> go -> java -> python), never twice on one server.
     [
         ("python", "python", "acme/api", "old-feature", "4b1d0aa"),
         ("python", "typescript", "acme/api", "release-1.0", "77e0c3b"),
@@ -106,6 +112,8 @@ def assert_refused(answer: fleet.Answer, reason: str) -> None:
         ("typescript", "go", "acme/web", "redesign", "5d6e7f8"),
         ("go", "go", "acme/api", "old-feature", "4b1d0aa"),
         ("go", "python", "acme/api", "release-1.0", "77e0c3b"),
+        ("java", "python", "acme/api", "old-feature", "4b1d0aa"),
+        ("java", "typescript", "acme/api", "release-1.0", "77e0c3b"),
     ],
 )
 def test_a_state_minted_by_one_language_opens_on_the_other(
@@ -118,7 +126,7 @@ def test_a_state_minted_by_one_language_opens_on_the_other(
     assert (claims["iss"], claims["sub"], claims["aud"]) == (ISSUER, "alice", "tools/call:delete_branch")
     assert claims["state"] == {"head": head}
     done = call(
-        other(first_client),
+        CLIENT_OF[other(first_client)],
         servers,
         other(minter),
         "alice",
@@ -138,12 +146,19 @@ def test_a_three_round_form_alternates_between_the_languages(servers: dict[str, 
     arguments = {"destination": "Reykjavik"}
     rounds = itertools.cycle([first, other(first), other(other(first))])
     server = next(rounds)
-    token = ask(server, servers, server, "book_trip", arguments)
+    token = ask(CLIENT_OF[server], servers, server, "book_trip", arguments)
     assert decode_unverified(token)[1]["state"] == {"step": "dates"}
     server = next(rounds)
     dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-12", "return": "2026-12-19"}}}
     offer = call(
-        server, servers, server, "alice", "book_trip", arguments, request_state=token, input_responses=dates
+        CLIENT_OF[server],
+        servers,
+        server,
+        "alice",
+        "book_trip",
+        arguments,
+        request_state=token,
+        input_responses=dates,
     )
     assert offer.result_type == "input_required", offer
     assert offer.request_state is not None
@@ -153,7 +168,7 @@ def test_a_three_round_form_alternates_between_the_languages(servers: dict[str, 
     seat = state["seats"][0]
     server = next(rounds)
     booked = call(
-        server,
+        CLIENT_OF[server],
         servers,
         server,
         "alice",
@@ -192,7 +207,7 @@ def test_each_refusal_gets_the_same_reason_on_both_languages(
     servers: dict[str, str], minter: str, refusal: str
 ) -> None:
     reason, change = REFUSALS[refusal]
-    token = ask(minter, servers, minter, "book_trip", {"destination": "Lisbon"})
+    token = ask(CLIENT_OF[minter], servers, minter, "book_trip", {"destination": "Lisbon"})
     user, tool, arguments, state = change(token)
     dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-01", "return": "2026-12-02"}}}
     for server, client in each_server_with_another_client():
@@ -206,10 +221,10 @@ def test_each_refusal_gets_the_same_reason_on_both_languages(
 def test_a_state_redeemed_on_one_language_is_replayed_on_both(servers: dict[str, str], minter: str) -> None:
     """book_trip's states are single use on both servers, redeemed in the one Redis."""
     arguments = {"destination": "Lisbon"}
-    token = ask(minter, servers, minter, "book_trip", arguments)
+    token = ask(CLIENT_OF[minter], servers, minter, "book_trip", arguments)
     dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-07", "return": "2026-12-09"}}}
     offer = call(
-        other(minter),
+        CLIENT_OF[other(minter)],
         servers,
         other(minter),
         "alice",
@@ -237,7 +252,7 @@ def test_a_state_redeemed_on_one_language_is_replayed_on_both(servers: dict[str,
 
 def test_an_expired_state_is_refused_on_both_languages(servers: dict[str, str]) -> None:
     tokens = {
-        language: ask(language, servers, language, "book_trip", {"destination": "Kyoto"})
+        language: ask(CLIENT_OF[language], servers, language, "book_trip", {"destination": "Kyoto"})
         for language in LANGUAGES
     }
     last_expiry = max(decode_unverified(token)[1]["exp"] for token in tokens.values())
@@ -264,7 +279,7 @@ def test_a_yes_without_a_sealed_state_is_not_a_yes_on_either_language(
 ) -> None:
     """Profile 8.2: a seat chosen with no verified state answers nothing; both servers ask for the dates."""
     asked = call(
-        other(server),
+        CLIENT_OF[other(server)],
         servers,
         server,
         "alice",

@@ -1,7 +1,8 @@
 """The official MCP conformance suite's input-required-result scenarios, against the example servers.
 
-Both the Python example server and its Go twin (``examples/server-go``, on the Go module's
-``mcpstate`` middleware) run every scenario in conformance mode.
+The Python example server (``examples/server``), its Go twin (``examples/server-go``, on the Go
+module's ``mcpstate`` middleware) and its Java twin (``examples/server-java``, on the Java MCP SDK and
+the Java library) all serve the suite's fixtures with ``--conformance`` and run every scenario.
 
 The suite comes from the npm registry at the version pinned in
 ``tests/mcp/conformance/package-lock.json``, installed here with ``npm ci``. It
@@ -128,6 +129,21 @@ def go_results(
         yield {scenario: run.result() for scenario, run in runs.items()}
 
 
+@pytest.fixture(scope="module")
+def java_results(
+    node: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, list[dict[str, Any]]]]:
+    """The same scenarios against ``examples/server-java --conformance --dev-key``."""
+    fleet.build_java()
+    out = tmp_path_factory.mktemp("conformance-java")
+    with (
+        fleet.java_server("--conformance", "--dev-key", env={}) as url,
+        ThreadPoolExecutor(max_workers=2) as pool,
+    ):
+        runs = {scenario: pool.submit(_run, node, url, scenario, out) for scenario in SCENARIOS}
+        yield {scenario: run.result() for scenario, run in runs.items()}
+
+
 def test_the_pinned_suite_has_exactly_these_input_required_scenarios(node: str) -> None:
     listed = subprocess.run(
         [node, str(CLI), "list", "--server"], capture_output=True, text=True, timeout=120, check=True
@@ -164,6 +180,13 @@ def test_the_go_example_server_passes_the_conformance_scenario(
     go_results: dict[str, list[dict[str, Any]]], scenario: str
 ) -> None:
     test_the_example_server_passes_the_conformance_scenario(go_results, scenario)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_java_example_server_passes_the_conformance_scenario(
+    java_results: dict[str, list[dict[str, Any]]], scenario: str
+) -> None:
+    test_the_example_server_passes_the_conformance_scenario(java_results, scenario)
 
 
 def test_unsolicited_input_responses_are_not_answers_even_for_the_conformance_suite(

@@ -1,6 +1,17 @@
 package mrtrstate.interop;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.mrtrstate.InvalidRequestStateException;
+import dev.mrtrstate.Keyring;
+import dev.mrtrstate.StateSealer;
+import dev.mrtrstate.binding.ArgumentDigest;
+import dev.mrtrstate.binding.Binding;
+import dev.mrtrstate.binding.TargetKind;
+import dev.mrtrstate.conformance.ConformanceMain;
+import dev.mrtrstate.keys.Key;
+import dev.mrtrstate.keys.KeyringException;
+import dev.mrtrstate.token.Base64Url;
+import dev.mrtrstate.token.StrictJson;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -15,13 +26,16 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 
 /**
- * The interop program: {@code vectors <dir>} (tokens, arguments and invalid keys), {@code verify} and {@code mint}
- * (see tests/interop/harness.py), and {@code conformance} (the JSON-lines protocol of {@code mrtr-state
- * conformance}, see docs/conformance.md).
+ * The interop program, a user of the mrtr-state Java library ({@code java/}): {@code vectors <dir>} (tokens,
+ * arguments and invalid keys), {@code verify} and {@code mint} (see tests/interop/harness.py), and
+ * {@code conformance} (the JSON-lines protocol of {@code mrtr-state conformance}, see docs/conformance.md, answered
+ * by the library's own adapter).
  *
  * <p>{@code verify} and {@code mint} read {@code {"jobs": [...]}} on stdin and write {@code {"results": [...]}}
  * on stdout. A job that cannot be run (unreadable JSON, a missing field, an unusable key) stops the program
@@ -53,7 +67,7 @@ public final class Main {
             return conformance(out);
         }
         if (args.length == 1 && (args[0].equals("verify") || args[0].equals("mint"))) {
-            JsonNode input = StrictJson.parseJob(readStdin(), "stdin");
+            JsonNode input = parseJob(readStdin(), "stdin");
             if (!input.path("jobs").isArray()) {
                 throw new BadJob("stdin must be {\"jobs\": [...]}");
             }
@@ -69,7 +83,7 @@ public final class Main {
             }
             ObjectNode output = NODES.objectNode();
             output.set("results", results);
-            out.println(StrictJson.write(output));
+            out.println(StrictJson.writeAscii(output));
             return 0;
         }
         throw new BadJob("usage: interop vectors <dir> | interop verify | interop mint | interop conformance");
@@ -79,30 +93,33 @@ public final class Main {
 
     private static ObjectNode verifyJob(JsonNode job) throws BadJob {
         requireObject(job, "a verify job");
-        StateVerifier.Options options = new StateVerifier.Options(
-                KeyRing.fromJwks(job.get("keys")),
-                text(job, "issuer"),
-                integer(job, "max_lifetime", 600, 1),
-                integer(job, "leeway", 0, 0),
-                integer(job, "max_token_bytes", 8192, 1),
-                flag(job, "require_arguments"));
-        if (options.leeway() > 300) {
-            throw new BadJob("'leeway' is at most 300 seconds");
-        }
-        StateVerifier.Request request = new StateVerifier.Request(
-                text(job, "user"), audience(job), arguments(job, true), now(job));
-        return verdict(new StateVerifier(options), job.get("token"), request);
+        return verdict(sealer(job, ring(job.get("keys")), job.get("now")), job.get("token"), binding(job, true));
     }
 
-    private static ObjectNode verdict(StateVerifier verifier, JsonNode token, StateVerifier.Request request) {
+    /** A sealer for a job's settings: its issuer, limits, clock and whether the binding is required. */
+    private static StateSealer sealer(JsonNode settings, Keyring ring, JsonNode now) throws BadJob {
+        try {
+            return StateSealer.builder(ring, text(settings, "issuer"))
+                    .maxLifetime(integer(settings, "max_lifetime", 600, 1))
+                    .leeway(integer(settings, "leeway", 0, 0))
+                    .maxTokenBytes(integer(settings, "max_token_bytes", 8192, 1))
+                    .requireArguments(flag(settings, "require_arguments"))
+                    .clock(clock(now))
+                    .build();
+        } catch (IllegalArgumentException e) {
+            throw new BadJob(e.getMessage());
+        }
+    }
+
+    private static ObjectNode verdict(StateSealer sealer, JsonNode token, Binding binding) {
         ObjectNode result = NODES.objectNode();
         try {
-            JsonNode state = verifier.verify(token, request);
+            JsonNode state = sealer.open(token != null && token.isTextual() ? token.textValue() : null, binding);
             result.put("valid", true);
             result.set("state", state);
-        } catch (Refusal refusal) {
+        } catch (InvalidRequestStateException refusal) {
             result.put("valid", false);
-            result.put("reason", refusal.reason());
+            result.put("reason", refusal.reason().code());
         }
         return result;
     }
@@ -118,17 +135,28 @@ public final class Main {
         if (jti != null && !jti.isTextual()) {
             throw new BadJob("'jti' must be a string");
         }
-        StateMinter.Claims claims = new StateMinter.Claims(
-                text(job, "issuer"),
-                text(job, "user"),
-                audience(job),
-                arguments(job, false),
-                integer(job, "now", null, 0),
-                integer(job, "ttl", null, 1),
-                job.get("state"),
-                jti == null ? null : jti.textValue());
+        byte[] fixedJti = jti == null ? null : Base64Url.decodeCanonical(jti.textValue());
+        if (jti != null && (fixedJti == null || fixedJti.length < 16 || jti.textValue().length() > 64)) {
+            throw new BadJob("'jti' must be 22 to 64 characters of canonical base64url");
+        }
+        long ttl = integer(job, "ttl", null, 1);
+        Keyring ring;
+        try {
+            ring = Keyring.of(Key.fromJwk(job.get("key")));
+        } catch (KeyringException e) {
+            throw new BadJob(e.getMessage());
+        }
+        StateSealer.Builder builder = StateSealer.builder(ring, text(job, "issuer"))
+                .maxLifetime(Math.max(ttl, 600)).ttl(ttl).clock(clock(job.get("now")));
+        if (fixedJti != null) {
+            builder.entropy(size -> fixedJti.clone());
+        }
         ObjectNode result = NODES.objectNode();
-        result.put("token", StateMinter.mint(KeyRing.load(job.get("key")), claims));
+        try {
+            result.put("token", builder.build().seal(job.get("state"), binding(job, false)));
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new BadJob(e.getMessage());
+        }
         return result;
     }
 
@@ -139,7 +167,7 @@ public final class Main {
         try {
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             for (String line = in.readLine(); line != null; line = in.readLine()) {
-                out.println(StrictJson.write(answer(line)));
+                out.println(StrictJson.writeAscii(answer(line)));
                 out.flush();
             }
         } catch (IOException e) {
@@ -148,74 +176,32 @@ public final class Main {
         return 0;
     }
 
-    /** The answer to one request: the verify job, the argument digest and the key loader, as for the jobs. */
+    /** The answer to one request: the library's own conformance adapter. */
     private static ObjectNode answer(String line) {
-        ObjectNode reply = NODES.objectNode();
-        JsonNode request;
-        try {
-            request = StrictJson.parseJob(line, "a request");
-            requireObject(request, "a request");
-        } catch (BadJob e) {
-            reply.putNull("id");
-            reply.put("error", e.getMessage());
-            return reply;
-        }
-        reply.set("id", request.has("id") ? request.get("id") : NODES.nullNode());
-        try {
-            switch (request.path("op").asText()) {
-                case "verify" -> reply.setAll(verifyJob(request));
-                case "digest" -> {
-                    JsonNode arguments = arguments(request, true); // absent: {} (profile 8.2)
-                    try {
-                        reply.put("digest", ArgumentDigest.digest(arguments));
-                    } catch (IOException unbindable) {
-                        reply.put("unbindable", true);
-                    }
-                }
-                case "load_key" -> {
-                    try {
-                        loadKeyOrRing(request);
-                        reply.put("loaded", true);
-                    } catch (BadJob refused) {
-                        reply.put("loaded", false);
-                    }
-                }
-                default -> reply.put("unsupported", true);
-            }
-        } catch (BadJob e) {
-            reply.put("error", e.getMessage());
-        }
-        return reply;
+        return ConformanceMain.answer(line);
     }
 
     // --- vectors ----------------------------------------------------------------------------------------
 
     private static int vectors(Path dir, PrintStream out) throws BadJob {
-        JsonNode keys = StrictJson.parseJob(read(dir.resolve("keys.json")), "keys.json");
-        JsonNode tokens = StrictJson.parseJob(read(dir.resolve("tokens.json")), "tokens.json");
-        JsonNode encrypted = StrictJson.parseJob(read(dir.resolve("encrypted.json")), "encrypted.json");
-        JsonNode arguments = StrictJson.parseJob(read(dir.resolve("arguments.json")), "arguments.json");
-        JsonNode invalidKeys = StrictJson.parseJob(read(dir.resolve("invalid-keys.json")), "invalid-keys.json");
+        JsonNode keys = parseJob(read(dir.resolve("keys.json")), "keys.json");
+        JsonNode tokens = parseJob(read(dir.resolve("tokens.json")), "tokens.json");
+        JsonNode encrypted = parseJob(read(dir.resolve("encrypted.json")), "encrypted.json");
+        JsonNode arguments = parseJob(read(dir.resolve("arguments.json")), "arguments.json");
+        JsonNode invalidKeys = parseJob(read(dir.resolve("invalid-keys.json")), "invalid-keys.json");
         int passed = 0;
         int failed = 0;
 
         // tokens.json against verifier_jwks; encrypted.json (the encrypted form) against encrypted_verifier_jwks.
         for (JsonNode[] file : new JsonNode[][] {
                 {tokens, keys.get("verifier_jwks")}, {encrypted, keys.get("encrypted_verifier_jwks")}}) {
-            KeyRing ring = KeyRing.fromJwks(file[1]);
+            Keyring ring = ring(file[1]);
             JsonNode defaults = file[0].path("defaults");
             for (JsonNode vector : file[0].path("vectors")) {
                 String id = vector.path("id").asText();
                 JsonNode settings = merged(defaults, vector);
-                StateVerifier verifier = new StateVerifier(new StateVerifier.Options(ring,
-                        text(settings, "issuer"),
-                        integer(settings, "max_lifetime", null, 1),
-                        integer(settings, "leeway", null, 0),
-                        integer(settings, "max_token_bytes", null, 1),
-                        flag(settings, "require_arguments")));
-                StateVerifier.Request request = new StateVerifier.Request(text(vector, "user"), audience(vector),
-                        arguments(vector, true), now(vector));
-                ObjectNode actual = verdict(verifier, vector.get("token"), request);
+                ObjectNode actual = verdict(sealer(settings, ring, vector.get("now")), vector.get("token"),
+                        binding(vector, true));
                 JsonNode expected = vector.get("expected");
                 boolean ok = sameVerdict(actual, expected);
                 out.printf("%s %s: got %s, expected %s%n",
@@ -230,13 +216,8 @@ public final class Main {
 
         for (JsonNode vector : arguments.path("vectors")) {
             String id = "arguments/" + vector.path("id").asText();
-            String got;
-            try {
-                got = ArgumentDigest.canonicalArguments(vector.get("arguments")) + " "
-                        + ArgumentDigest.digest(vector.get("arguments"));
-            } catch (IOException e) {
-                got = "unbindable";
-            }
+            String canonical = ArgumentDigest.canonicalArguments(vector.get("arguments"));
+            String got = canonical == null ? "unbindable" : canonical + " " + ArgumentDigest.digest(vector.get("arguments"));
             String expected = vector.path("unbindable").asBoolean()
                     ? "unbindable"
                     : vector.path("canonical").asText() + " " + vector.path("digest").asText();
@@ -253,8 +234,8 @@ public final class Main {
             String id = "invalid-keys/" + vector.path("id").asText();
             String got = "loaded";
             try {
-                loadKeyOrRing(vector);
-            } catch (BadJob refused) {
+                Key.fromJwk(vector.get("jwk"));
+            } catch (KeyringException refused) {
                 got = "refused: " + refused.getMessage();
             }
             boolean ok = !got.equals("loaded");
@@ -277,12 +258,8 @@ public final class Main {
         if (!actual.path("valid").asBoolean()) {
             return actual.path("reason").asText().equals(expected.path("reason").asText());
         }
-        try { // wrapped in an array: the canonicalizer takes objects and arrays only, a state may be a scalar
-            return ArgumentDigest.canonicalize(NODES.arrayNode().add(actual.get("state")))
-                    .equals(ArgumentDigest.canonicalize(NODES.arrayNode().add(expected.get("state"))));
-        } catch (IOException e) {
-            return false;
-        }
+        String got = ArgumentDigest.canonicalize(actual.get("state"));
+        return got != null && got.equals(ArgumentDigest.canonicalize(expected.get("state")));
     }
 
     private static String describe(JsonNode verdict) {
@@ -328,17 +305,25 @@ public final class Main {
         return value.longValue();
     }
 
-    /**
-     * The verifier's clock {@code now}, in seconds: any integer, negative or beyond 2^53 - 1 too (the reference
-     * takes any), within what Nimbus's clock holds in milliseconds.
-     */
-    private static long now(JsonNode job) throws BadJob {
-        JsonNode value = job.get("now");
-        if (value == null || !value.isIntegralNumber() || !value.canConvertToLong()
-                || Math.abs(value.longValue()) > Long.MAX_VALUE / 1000) {
-            throw new BadJob("'now' must be an integer of seconds (within +/-(2^63 - 1) milliseconds)");
+    /** The clock of a job: {@code now}, any integer of seconds an Instant holds. */
+    private static Clock clock(JsonNode now) throws BadJob {
+        if (now == null || !now.isIntegralNumber() || !now.canConvertToLong()) {
+            throw new BadJob("'now' must be an integer of seconds");
         }
-        return value.longValue();
+        try {
+            return Clock.fixed(Instant.ofEpochSecond(now.longValue()), ZoneOffset.UTC);
+        } catch (java.time.DateTimeException e) {
+            throw new BadJob("'now' is beyond the range of an Instant");
+        }
+    }
+
+    /** A JWKS of a job as a ring. */
+    private static Keyring ring(JsonNode jwks) throws BadJob {
+        try {
+            return Keyring.fromJwks(jwks);
+        } catch (KeyringException e) {
+            throw new BadJob(e.getMessage());
+        }
     }
 
     /** A boolean field, false when absent. */
@@ -350,40 +335,37 @@ public final class Main {
         return value != null && value.booleanValue();
     }
 
-    /** The target as {@code aud}: exactly one of tool, prompt, resource (profile, section 3.5). */
-    private static String audience(JsonNode job) throws BadJob {
-        List<String> methods = new ArrayList<>();
-        String aud = null;
-        for (String[] kind : new String[][] {{"tool", "tools/call"}, {"prompt", "prompts/get"},
-                {"resource", "resources/read"}}) {
-            if (job.has(kind[0])) {
-                methods.add(kind[0]);
-                aud = kind[1] + ":" + text(job, kind[0]);
+    /**
+     * The request of a job: the user, exactly one of tool, prompt, resource, and the arguments; absent arguments
+     * are {} for a verifier (profile, 3.4) and none (no binding) for a minter.
+     */
+    private static Binding binding(JsonNode job, boolean absentIsEmpty) throws BadJob {
+        Binding binding = null;
+        JsonNode arguments = job.get("arguments");
+        if (arguments == null && absentIsEmpty) {
+            arguments = NODES.objectNode();
+        }
+        for (TargetKind kind : TargetKind.values()) {
+            String field = kind.name().toLowerCase(java.util.Locale.ROOT);
+            if (job.has(field)) {
+                if (binding != null) {
+                    throw new BadJob("give exactly one of 'tool', 'prompt', 'resource'");
+                }
+                binding = Binding.of(text(job, "user"), kind, text(job, field), arguments);
             }
         }
-        if (methods.size() != 1) {
+        if (binding == null) {
             throw new BadJob("give exactly one of 'tool', 'prompt', 'resource'");
         }
-        return aud;
+        return binding;
     }
 
-    /** The request's arguments object; when absent, {} for a verifier (profile, 3.4) and none for a minter. */
-    /** A {@code jwk}, or a ring given as {@code jwks}, whose keys must also keep their secrets apart (7.6). */
-    private static void loadKeyOrRing(JsonNode request) throws BadJob {
-        if (request.has("jwks")) {
-            KeyRing.fromJwks(request.get("jwks"));
-        } else {
-            KeyRing.load(request.get("jwk"));
-        }
-    }
-
-    private static JsonNode arguments(JsonNode job, boolean absentIsEmpty) throws BadJob {
-        JsonNode value = job.get("arguments");
+    /** JSON text of a job: strict syntax, no duplicate names, numbers exact. */
+    private static JsonNode parseJob(String text, String what) throws BadJob {
+        JsonNode value = StrictJson.parseExact(text);
         if (value == null) {
-            return absentIsEmpty ? NODES.objectNode() : null;
+            throw new BadJob(what + " is not valid JSON");
         }
-        // Any JSON value: arguments present but not an object (null too) are unbindable (profile 3.4 and
-        // 8.2), which the digest decides; only absent arguments are {}.
         return value;
     }
 

@@ -1,30 +1,39 @@
-package mrtrstate.interop;
+package dev.mrtrstate.keys;
 
 import java.math.BigInteger;
 
 /**
- * Ed25519 public-key hygiene (profile, section 7.2). Nimbus's {@code Ed25519Verifier} hands the key to Tink,
- * which decodes a {@code y} of p or more by reducing it and has no check for points of small order: under the
- * identity point as the key, the signature R = identity, S = 0 verifies for every message. So {@code x} is
- * checked here when a key is loaded, with BigInteger: the canonical RFC 8032 (5.1.3) encoding of a curve
- * point, and not one of the 8 points of small order.
+ * Ed25519 public-key hygiene (profile, section 7.2), which the JDK does not check: the canonical RFC 8032
+ * (5.1.3) encoding of a curve point, and not one of the 8 points of small order. With a small-order key a
+ * constant signature verifies for a large share of all messages, so such a key is refused when it is loaded.
  */
 final class Ed25519Point {
-    private static final BigInteger P = BigInteger.TWO.pow(255).subtract(BigInteger.valueOf(19));
-    private static final BigInteger D = BigInteger.valueOf(-121665).multiply(inverse(BigInteger.valueOf(121666))).mod(P);
+    static final BigInteger P = BigInteger.TWO.pow(255).subtract(BigInteger.valueOf(19));
+    private static final BigInteger D =
+            BigInteger.valueOf(-121665).multiply(inverse(BigInteger.valueOf(121666))).mod(P);
     private static final BigInteger SQRT_M1 = BigInteger.TWO.modPow(P.subtract(BigInteger.ONE).shiftRight(2), P);
 
     private Ed25519Point() {}
 
-    /** What is wrong with a 32-byte Ed25519 public key under section 7.2, or null. Never quotes the key. */
-    static String problem(byte[] encoded) {
+    /** The y coordinate of an encoding (little-endian, top bit cleared), as the JDK's EdECPoint wants it. */
+    static BigInteger y(byte[] encoded) {
         byte[] bigEndian = new byte[32];
         for (int i = 0; i < 32; i++) {
             bigEndian[i] = encoded[31 - i];
         }
-        boolean sign = (bigEndian[0] & 0x80) != 0;
         bigEndian[0] &= 0x7f;
-        BigInteger y = new BigInteger(1, bigEndian);
+        return new BigInteger(1, bigEndian);
+    }
+
+    /** Whether the encoding's sign bit (the oddness of x) is set. */
+    static boolean xOdd(byte[] encoded) {
+        return (encoded[31] & 0x80) != 0;
+    }
+
+    /** What is wrong with a 32-byte Ed25519 public key under section 7.2, or null. Never quotes the key. */
+    static String problem(byte[] encoded) {
+        boolean sign = xOdd(encoded);
+        BigInteger y = y(encoded);
         if (y.compareTo(P) >= 0) {
             return "an Ed25519 'x' must be the canonical encoding of a curve point: its y is p or more";
         }
@@ -49,8 +58,8 @@ final class Ed25519Point {
             x = x2;
         }
         if (x.signum() == 0 && y.equals(BigInteger.ONE)) {
-            return "an Ed25519 'x' must not be a point of small order: with it a constant signature verifies for any"
-                    + " token";
+            return "an Ed25519 'x' must not be a point of small order: with it a constant signature verifies for"
+                    + " many tokens";
         }
         return null;
     }

@@ -1,0 +1,141 @@
+package dev.mrtrstate.keys;
+
+import dev.mrtrstate.token.Base64Url;
+import java.security.GeneralSecurityException;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import javax.crypto.AEADBadTagException;
+import javax.crypto.Cipher;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * An encryption key of the encrypted form (profile, sections 3.6 and 7.6): {@code dir} with AES-256-GCM, the
+ * JDK's {@code AES/GCM/NoPadding}. The 96-bit IV of every token comes from the system's secure random source,
+ * never from a hook (decision D6). Never published.
+ */
+public final class A256GcmKey extends Key {
+    /** The IV size, 96 bits. */
+    public static final int IV_BYTES = 12;
+    /** The tag size, 128 bits. */
+    public static final int TAG_BYTES = 16;
+
+    private final byte[] secret;
+    private final SecretKeySpec aesKey;
+
+    A256GcmKey(byte[] secret, String kid) {
+        super(kid != null ? kid : thumbprintOf("k", Base64Url.encode(secret), "kty", "oct"));
+        if (secret.length != ENCRYPTION_KEY_BYTES) {
+            throw new KeyringException("an A256GCM key must be exactly " + ENCRYPTION_KEY_BYTES + " bytes, this one is "
+                    + secret.length);
+        }
+        checkNotRepeated(secret);
+        this.secret = secret;
+        this.aesKey = new SecretKeySpec(secret, "AES");
+    }
+
+    /** The result of {@link #encrypt}: a fresh IV, the ciphertext and the tag. */
+    public record Sealed(byte[] iv, byte[] ciphertext, byte[] tag) {
+        @Override
+        public String toString() {
+            return "Sealed(" + ciphertext.length + " bytes)";
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Sealed s && Arrays.equals(iv, s.iv) && Arrays.equals(ciphertext, s.ciphertext)
+                    && Arrays.equals(tag, s.tag);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(iv) * 31 + Arrays.hashCode(tag);
+        }
+    }
+
+    @Override
+    public KeyAlgorithm algorithm() {
+        return KeyAlgorithm.A256GCM;
+    }
+
+    @Override
+    public boolean canSeal() {
+        return true;
+    }
+
+    @Override
+    public String thumbprint() {
+        return thumbprintOf("k", Base64Url.encode(secret), "kty", "oct");
+    }
+
+    @Override
+    public Map<String, String> publicJwk() {
+        throw new KeyringException("key " + kid() + " is an A256GCM encryption key, which has no public JWK");
+    }
+
+    @Override
+    public Map<String, String> privateJwk() {
+        Map<String, String> jwk = new LinkedHashMap<>();
+        jwk.put("kty", "oct");
+        jwk.put("alg", "A256GCM");
+        jwk.put("use", "enc");
+        jwk.put("kid", kid());
+        jwk.put("k", Base64Url.encode(secret));
+        return jwk;
+    }
+
+    @Override
+    byte[] secret() {
+        return secret;
+    }
+
+    /**
+     * Encrypt under a fresh random IV from the system's secure random source.
+     *
+     * @param plaintext the claims
+     * @param aad the additional authenticated data: the ASCII bytes of the protected header segment
+     * @return the IV, ciphertext and tag
+     */
+    public Sealed encrypt(byte[] plaintext, byte[] aad) {
+        byte[] iv = new byte[IV_BYTES];
+        RANDOM.nextBytes(iv);
+        try {
+            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+            cipher.init(Cipher.ENCRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, iv));
+            cipher.updateAAD(aad);
+            byte[] out = cipher.doFinal(plaintext);
+            return new Sealed(iv, Arrays.copyOf(out, out.length - TAG_BYTES),
+                    Arrays.copyOfRange(out, out.length - TAG_BYTES, out.length));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("every Java runtime has AES/GCM/NoPadding", e);
+        }
+    }
+
+    /**
+     * Decrypt and check the tag (in constant time, by the JDK).
+     *
+     * @param iv the 12-byte IV
+     * @param ciphertext the ciphertext
+     * @param tag the 16-byte tag
+     * @param aad the protected header segment as received, in ASCII
+     * @return the plaintext, or null when the tag does not verify
+     */
+    public byte[] decrypt(byte[] iv, byte[] ciphertext, byte[] tag, byte[] aad) {
+        if (iv.length != IV_BYTES || tag.length != TAG_BYTES) {
+            return null;
+        }
+        try {
+            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+            cipher.init(Cipher.DECRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, iv));
+            cipher.updateAAD(aad);
+            byte[] joined = Arrays.copyOf(ciphertext, ciphertext.length + TAG_BYTES);
+            System.arraycopy(tag, 0, joined, ciphertext.length, TAG_BYTES);
+            return cipher.doFinal(joined);
+        } catch (AEADBadTagException e) {
+            return null;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("every Java runtime has AES/GCM/NoPadding", e);
+        }
+    }
+}

@@ -1,0 +1,147 @@
+package dev.mrtrstate.replay.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.mrtrstate.InvalidRequestStateException;
+import dev.mrtrstate.Keyring;
+import dev.mrtrstate.StateSealer;
+import dev.mrtrstate.binding.Binding;
+import dev.mrtrstate.keys.KeyAlgorithm;
+import dev.mrtrstate.replay.ReplayStore;
+import dev.mrtrstate.replay.ReplayStoreException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Against real redis-server processes on loopback: single, Sentinel and Cluster. */
+class RedisReplayStoreTest {
+    private static final Clock NOW = Clock.fixed(Instant.ofEpochSecond(1_767_225_600L), ZoneOffset.UTC);
+    private static final long EXP = 1_767_225_600L + 600;
+
+    private static RedisReplayStore.Options options() {
+        return new RedisReplayStore.Options().clock(NOW).timeout(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void firstWinsAndTheKeyIsTheOneEveryLanguageWrites(@TempDir Path dir) throws Exception {
+        try (RedisProcess redis = RedisProcess.server(dir);
+                RedisReplayStore store = RedisReplayStore.fromUrl("redis://127.0.0.1:" + redis.port, options())) {
+            String key = ReplayStore.key("https://mcp.example.com", "AAAAAAAAAAAAAAAAAAAAAA");
+            // The Python store's key for the same redemption (replay_redis._hashed).
+            assertEquals("mrtr-state:jti:sRsl-0bSJUNzIImd_W_EaD3zM5L7wTg4fZPbKaLVrVo", store.redisKey(key));
+            assertTrue(store.redeem(key, EXP));
+            assertFalse(store.redeem(key, EXP));
+            assertEquals("1\n", redis.cli("GET", store.redisKey(key)));
+            long pttl = Long.parseLong(redis.cli("PTTL", store.redisKey(key)).strip());
+            assertTrue(pttl > 590_000 && pttl <= 600_000, "PTTL " + pttl);
+            assertThrows(ReplayStoreException.class, () -> store.redeem("other#x", 1_767_225_600L));
+        }
+    }
+
+    @Test
+    void ofManyConcurrentRedemptionsExactlyOneWins(@TempDir Path dir) throws Exception {
+        try (RedisProcess redis = RedisProcess.server(dir);
+                RedisReplayStore store = RedisReplayStore.fromUrl("redis://127.0.0.1:" + redis.port, options())) {
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                for (int round = 0; round < 20; round++) {
+                    String key = "iss#round" + round;
+                    List<Future<Boolean>> results = new ArrayList<>();
+                    for (int i = 0; i < 8; i++) {
+                        results.add(pool.submit(() -> store.redeem(key, EXP)));
+                    }
+                    int wins = 0;
+                    for (Future<Boolean> result : results) {
+                        wins += result.get() ? 1 : 0;
+                    }
+                    assertEquals(1, wins);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void anUnreachableRedisFailsClosedWithoutNamingIt() throws Exception {
+        RedisProcess.requireRedis();
+        int port = RedisProcess.freePort();
+        try (RedisReplayStore store = RedisReplayStore.fromUrl("redis://:hunter2@127.0.0.1:" + port,
+                options().timeout(Duration.ofMillis(300)))) {
+            ReplayStoreException error = assertThrows(ReplayStoreException.class, () -> store.redeem("i#j", EXP));
+            assertFalse(error.getMessage().contains(String.valueOf(port)));
+            assertFalse(error.getMessage().contains("hunter2") || error.getMessage().contains("127.0.0.1"));
+            assertFalse(store.toString().contains("hunter2"));
+        }
+    }
+
+    @Test
+    void waitReplicasFailsClosedWithoutReplicas(@TempDir Path dir) throws Exception {
+        try (RedisProcess redis = RedisProcess.server(dir);
+                RedisReplayStore store = RedisReplayStore.fromUrl("redis://127.0.0.1:" + redis.port,
+                        options().waitReplicas(1, Duration.ofMillis(100)))) {
+            assertThrows(ReplayStoreException.class, () -> store.redeem("i#j", EXP));
+            assertFalse(store.redeem("i#j", EXP)); // the write happened: a retry is a replay, never an acceptance
+        }
+    }
+
+    @Test
+    void anErrorReplyIsStoreUnavailableThroughTheSealer(@TempDir Path dir) throws Exception {
+        try (RedisProcess redis = RedisProcess.server(dir, "--replicaof", "127.0.0.1", "1");
+                RedisReplayStore store = RedisReplayStore.fromUrl("redis://127.0.0.1:" + redis.port, options())) {
+            StateSealer sealer = StateSealer.builder(Keyring.generate(KeyAlgorithm.HS256), "https://i").clock(NOW)
+                    .replayStore(store).build();
+            Binding binding = Binding.tool("alice", "t", Map.of());
+            InvalidRequestStateException refused = assertThrows(InvalidRequestStateException.class,
+                    () -> sealer.open(sealer.seal(1, binding), binding, true, null));
+            assertEquals(InvalidRequestStateException.Reason.STORE_UNAVAILABLE, refused.reason());
+            assertTrue(refused.detail().contains("READONLY"), refused.detail());
+        }
+    }
+
+    @Test
+    void sentinel(@TempDir Path dir) throws Exception {
+        try (RedisProcess primary = RedisProcess.server(dir);
+                RedisProcess sentinel = RedisProcess.sentinel(dir, primary.port, "mrtr");
+                RedisReplayStore store = RedisReplayStore.fromSentinel(List.of("127.0.0.1:" + sentinel.port), "mrtr",
+                        null, options())) {
+            assertTrue(store.redeem("i#sentinel", EXP));
+            assertFalse(store.redeem("i#sentinel", EXP));
+            assertEquals("1\n", primary.cli("GET", store.redisKey("i#sentinel")));
+        }
+    }
+
+    @Test
+    void cluster(@TempDir Path dir) throws Exception {
+        try (RedisProcess node = RedisProcess.server(dir, "--cluster-enabled", "yes", "--cluster-config-file",
+                dir.resolve("nodes.conf").toString())) {
+            node.cli("CLUSTER", "ADDSLOTSRANGE", "0", "16383");
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!node.cli("CLUSTER", "INFO").contains("cluster_state:ok") && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            try (RedisReplayStore store = RedisReplayStore.fromCluster("redis://127.0.0.1:" + node.port, options())) {
+                StateSealer sealer = StateSealer.builder(Keyring.generate(KeyAlgorithm.EDDSA), "https://i")
+                        .clock(NOW).replayStore(store).build();
+                Binding binding = Binding.tool("alice", "t", Map.of());
+                String token = sealer.seal(1, binding);
+                assertEquals(1, sealer.open(token, binding, true, null).intValue());
+                assertEquals(InvalidRequestStateException.Reason.REPLAYED, assertThrows(
+                        InvalidRequestStateException.class, () -> sealer.open(token, binding, true, null)).reason());
+            }
+        }
+    }
+}

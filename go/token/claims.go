@@ -53,7 +53,7 @@ func isBase64URLOfLength(s string, low, high int) bool {
 
 // parseClaims makes steps 11 and 12 on the claims text of either form.
 func parseClaims(payload []byte) (*Claims, error) {
-	// Profile 5, step 11: The claims are strict JSON (I-JSON, no duplicates, at most 33
+	// Profile 5, step 11 (and Profile 5.1, step 11): The claims are strict JSON (I-JSON, no duplicates, at most 33
 	// levels: the claims object and 32 levels of state) and an object.
 	// The claims' values are built; the state's inside is checked, not built.
 	v, err := jsonstrict.Parse(payload, jsonstrict.Options{MaxDepth: maxTextDepth, KeepDepth: 2})

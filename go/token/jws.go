@@ -17,7 +17,7 @@ const DefaultMaxTokenBytes = 8192
 // claims. Steps 13 to 19 are Claims.Validate. Every failure is a
 // *refusal.InvalidRequestState; no other error is returned.
 func Decode(token string, maxTokenBytes int, ring *keys.Keyring) (*Claims, error) {
-	// Profile 5, step 1: Size, in bytes of the UTF-8 encoding, before any decoding: a Go
+	// Profile 5, step 1 (and Profile 5.1, step 1): Size, in bytes of the UTF-8 encoding, before any decoding: a Go
 	// string holds those bytes.
 	if len(token) > maxTokenBytes {
 		return nil, refusal.New(refusal.TooLarge, "the token is longer than the size cap")

@@ -372,7 +372,7 @@ public final class StateSealer {
         if (token == null) {
             throw new InvalidRequestStateException(Reason.MALFORMED, "the token is not a string");
         }
-        // Profile 5, step 1 (and 5.1, step 1): the size, before any decoding.
+        // Profile 5, step 1 (and Profile 5.1, step 1): the size, before any decoding.
         Segments.checkSize(token, maxTokenBytes);
         String[] segments = Segments.split(token);
         // Profile 5, step 2: five segments are the encrypted form (section 5.1, steps 2 to 10), else JWS.

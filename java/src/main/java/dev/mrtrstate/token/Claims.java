@@ -37,7 +37,7 @@ public record Claims(String iss, String sub, String aud, long iat, long exp, Str
      * @throws InvalidRequestStateException {@code malformed}
      */
     public static Claims read(byte[] payload) throws InvalidRequestStateException {
-        // Profile 5, step 11: strict JSON at any depth, inside the state too.
+        // Profile 5, step 11 (and Profile 5.1, step 11): strict JSON at any depth, inside the state too.
         JsonNode claims = StrictJson.parseSegment(payload);
         if (claims == null || !claims.isObject()) {
             throw malformed("the claims set is not a strict JSON object");

@@ -38,6 +38,12 @@ func TestAnExplicitKidIsOneTo128PrintableASCIICharacters(t *testing.T) {
 	if _, err := ParseJWK([]byte(`{"kty":"oct","kid":7,"k":"` + base64url.Encode(secret(1)) + `"}`)); err == nil {
 		t.Error("a numeric kid loaded")
 	}
+	// D3: a present kid member is always checked; null is not "absent".
+	for _, kid := range []string{`null`, `""`} {
+		if _, err := ParseJWK([]byte(`{"kty":"oct","kid":` + kid + `,"k":"` + base64url.Encode(secret(1)) + `"}`)); err == nil {
+			t.Errorf("a kid of %s loaded instead of being refused", kid)
+		}
+	}
 }
 
 func TestASecretThatIsAShortPatternRepeatedIsRefusedInEveryForm(t *testing.T) {

@@ -96,6 +96,12 @@ func TestAnEncryptionKeySharingASecretWithAnotherKeyIsRefusedWhateverTheKids(t *
 	if _, err := ParseJWKS([]byte(jwks)); err == nil {
 		t.Error("a JWKS with one secret used twice loaded")
 	}
+	// Under thumbprint kids the two keys also share a kid (the thumbprint covers
+	// only kty and k); the refusal names the shared secret, what is wrong.
+	thumbprints := `{"keys":[{"kty":"oct","alg":"A256GCM","k":"` + k + `"},{"kty":"oct","k":"` + k + `"}]}`
+	if _, err := ParseJWKS([]byte(thumbprints)); err == nil || !strings.Contains(err.Error(), "same secret") {
+		t.Errorf("a JWKS with one secret under thumbprint kids: %v; want the shared-secret refusal", err)
+	}
 	other, _ := NewEncryptionKey(secret(10), "")
 	if _, err := NewKeyring(hs, other); err != nil {
 		t.Errorf("distinct secrets must load: %v", err)

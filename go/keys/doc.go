@@ -8,7 +8,9 @@
 // Every rule is applied when a key is loaded, never when a token is checked:
 // HS256 secrets of at least 32 bytes, A256GCM keys of exactly 32; no secret that
 // is one byte or a pattern of at most 8 bytes repeated (decision D5); an
-// explicit kid of 1 to 128 printable ASCII characters without spaces (D3); an
+// explicit kid of 1 to 128 printable ASCII characters without spaces (D3: a
+// present kid member, null included, is always checked; only an absent one
+// means the RFC 7638 thumbprint); an
 // Ed25519 public key that is the canonical encoding of a point not of small
 // order (7.2); distinct kids in a ring, and no encryption key sharing its secret
 // with another key (D4). A key's String never shows its secret, and no error

@@ -102,11 +102,13 @@ func FromJWK(jwk *jsonstrict.Value) (*Key, error) {
 	return nil, keyringError(`unsupported JWK key type; the profile uses "oct" (HS256, A256GCM) and "OKP" (Ed25519)`)
 }
 
-// explicitKid is the JWK's kid ("" when absent or null, for the thumbprint),
-// checked by decision D3.
+// explicitKid is the JWK's kid ("" when the member is absent, for the
+// thumbprint), checked by decision D3: a present kid member is always checked,
+// so null, a number or an empty string is refused rather than replaced by the
+// thumbprint.
 func explicitKid(jwk *jsonstrict.Value) (string, error) {
 	v := jwk.Get("kid")
-	if v == nil || v.Kind == jsonstrict.Null {
+	if v == nil {
 		return "", nil
 	}
 	if v.Kind != jsonstrict.String {

@@ -45,11 +45,10 @@ func NewKeyring(keys ...*Key) (*Keyring, error) {
 		if k == nil {
 			return nil, keyringError("a key ring holds keys, not nil")
 		}
-		if r.byKid[k.kid] != nil {
-			return nil, keyringErrorf("two keys in the ring have the kid %q", k.kid)
-		}
-		r.byKid[k.kid] = k
 		// Profile 7.6 and 9.10, decision D4: one secret never serves two uses.
+		// Checked before the kids, so that two keys sharing a secret under
+		// thumbprint kids (equal, since the thumbprint covers only the secret)
+		// are refused for what is wrong with them.
 		for _, other := range r.keys[:i] {
 			if (k.alg == A256GCM || other.alg == A256GCM) && k.secret != nil && other.secret != nil &&
 				bytes.Equal(k.secret, other.secret) {
@@ -57,6 +56,10 @@ func NewKeyring(keys ...*Key) (*Keyring, error) {
 					"a separate, freshly generated key", other.kid, k.kid)
 			}
 		}
+		if r.byKid[k.kid] != nil {
+			return nil, keyringErrorf("two keys in the ring have the kid %q", k.kid)
+		}
+		r.byKid[k.kid] = k
 	}
 	return r, nil
 }

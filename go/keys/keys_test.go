@@ -38,6 +38,12 @@ func TestAnExplicitKidIsOneTo128PrintableASCIICharacters(t *testing.T) {
 	if _, err := ParseJWK([]byte(`{"kty":"oct","kid":7,"k":"` + base64url.Encode(secret(1)) + `"}`)); err == nil {
 		t.Error("a numeric kid loaded")
 	}
+	// D3: a present kid member is always checked; null is not "absent".
+	for _, kid := range []string{`null`, `""`} {
+		if _, err := ParseJWK([]byte(`{"kty":"oct","kid":` + kid + `,"k":"` + base64url.Encode(secret(1)) + `"}`)); err == nil {
+			t.Errorf("a kid of %s loaded instead of being refused", kid)
+		}
+	}
 }
 
 func TestASecretThatIsAShortPatternRepeatedIsRefusedInEveryForm(t *testing.T) {
@@ -89,6 +95,12 @@ func TestAnEncryptionKeySharingASecretWithAnotherKeyIsRefusedWhateverTheKids(t *
 	jwks := `{"keys":[{"kty":"oct","alg":"A256GCM","kid":"e","k":"` + k + `"},{"kty":"oct","kid":"s","k":"` + k + `"}]}`
 	if _, err := ParseJWKS([]byte(jwks)); err == nil {
 		t.Error("a JWKS with one secret used twice loaded")
+	}
+	// Under thumbprint kids the two keys also share a kid (the thumbprint covers
+	// only kty and k); the refusal names the shared secret, what is wrong.
+	thumbprints := `{"keys":[{"kty":"oct","alg":"A256GCM","k":"` + k + `"},{"kty":"oct","k":"` + k + `"}]}`
+	if _, err := ParseJWKS([]byte(thumbprints)); err == nil || !strings.Contains(err.Error(), "same secret") {
+		t.Errorf("a JWKS with one secret under thumbprint kids: %v; want the shared-secret refusal", err)
 	}
 	other, _ := NewEncryptionKey(secret(10), "")
 	if _, err := NewKeyring(hs, other); err != nil {

@@ -18,6 +18,13 @@
 //     into a token bound to the same user, target and arguments;
 //   - inputResponses on a request without a requestState answer nothing this
 //     server asked (profile, 8.2), so the handler never sees them;
+//   - the arguments bound are the request's params.arguments, {} when absent
+//     (profile 3.4, 8.2); on tools/call a present "arguments": null (or any
+//     value that is not an object) is unbindable: no state is sealed for it and
+//     a state bound to arguments is refused wrong_request. On prompts/get the
+//     SDK decodes arguments into a map[string]string, so "arguments": null
+//     reaches the middleware as absent and is bound as {} (a limitation of the
+//     SDK's typed params; any other non-object is refused by the SDK itself);
 //   - with no authenticated user it refuses to seal or open (an internal error)
 //     unless a fixed principal was configured deliberately.
 //

@@ -289,3 +289,30 @@ func TestPromptsAndResourcesCarryStatesAndRefuseWithJSONRPCErrors(t *testing.T) 
 		t.Errorf("a resource read by another user: %v", err)
 	}
 }
+
+// Decision D2 (profile 3.4, 8.2): absent arguments are {}, but "arguments":
+// null is not {}: no state is minted for it, and a state bound to {} is refused
+// wrong_request when the retry carries null.
+func TestArgumentsNullIsUnbindableWhileAbsentArgumentsAreTheEmptyObject(t *testing.T) {
+	f := start(t, &mcpstate.Options{Principal: testUser})
+	null := json.RawMessage(`null`)
+	_, err := call(t, f, "alice", null, "", nil)
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("a state was minted for arguments null: %v", err)
+	}
+	absent, err := call(t, f, "alice", nil, "", nil)
+	if err != nil || !absent.NeedsInput() || strings.Count(absent.RequestState, ".") != 2 {
+		t.Fatalf("absent arguments: %v %+v", err, absent)
+	}
+	if r, err := call(t, f, "alice", map[string]any{}, absent.RequestState, yes); err != nil || r.IsError {
+		t.Errorf("a state bound to absent arguments refused {}: %v %+v", err, r)
+	}
+	again, _ := call(t, f, "alice", nil, "", nil)
+	if r, err := call(t, f, "alice", null, again.RequestState, yes); err != nil || reasonOf(r) != "wrong_request" {
+		t.Errorf("arguments null opened a state bound to {}: %v %+v", err, r)
+	}
+	if f.calls.Load() != 1 {
+		t.Errorf("the handler acted %d times; want once (the {} retry)", f.calls.Load())
+	}
+}

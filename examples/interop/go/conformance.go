@@ -3,7 +3,8 @@ package main
 // The conformance command: the JSON-lines protocol of `mrtr-state conformance`
 // (docs/conformance.md). One request per line on stdin, one answer per line on
 // stdout, in order, each carrying the request's "id". The operations are the
-// verify job of the other commands and the module's binding.Digest and keys.ParseJWK.
+// verify job of the other commands and the module's binding.Digest, keys.ParseJWK
+// and keys.ParseJWKS.
 
 import (
 	"bufio"
@@ -68,17 +69,28 @@ func answer(line []byte) map[string]any {
 	case "digest":
 		arguments := request["arguments"]
 		if arguments == nil {
-			reply["error"] = `"arguments" is required`
-		} else if digest, err := binding.Digest(arguments); err != nil {
+			arguments = json.RawMessage("{}") // absent arguments are {} (profile 3.4)
+		}
+		if digest, err := binding.Digest(arguments); err != nil {
 			reply["unbindable"] = true // not an object, or no digest (profile 3.4)
 		} else {
 			reply["digest"] = digest
 		}
 	case "load_key":
-		_, err := keys.ParseJWK(request["jwk"])
-		reply["loaded"] = err == nil
+		reply["loaded"] = loadKey(request["jwk"], request["jwks"]) == nil
 	default:
 		reply["unsupported"] = true
 	}
 	return reply
+}
+
+// loadKey loads what a load_key request carries: a ring when jwks is present
+// (so that the rules between its keys apply too, profile 7.6), else one key.
+func loadKey(jwk, jwks json.RawMessage) error {
+	if jwks != nil {
+		_, err := keys.ParseJWKS(jwks)
+		return err
+	}
+	_, err := keys.ParseJWK(jwk)
+	return err
 }

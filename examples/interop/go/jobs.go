@@ -71,7 +71,8 @@ func verifyJob(raw json.RawMessage) (verdict, error) {
 	}
 	ring, err := keys.ParseJWKS(job.Keys)
 	if err != nil {
-		return verdict{}, err
+		// No verifier holds such a ring: an error, not a verdict (docs/conformance.md).
+		return verdict{}, fmt.Errorf("the verifier's ring does not load: %w", err)
 	}
 	return job.verifyRequest.run(ring)
 }
@@ -106,7 +107,7 @@ func (job verifyRequest) run(ring *keys.Keyring) (verdict, error) {
 	}
 	arguments := job.Arguments
 	if arguments == nil {
-		arguments = json.RawMessage("{}") // a request without arguments is treated as having {}
+		arguments = json.RawMessage("{}") // absent arguments are {}; present null stays unbindable (profile 3.4)
 	}
 	var tok string
 	if job.Token[0] != '"' || json.Unmarshal(job.Token, &tok) != nil {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mrtr-state/mrtr-state/go/binding"
 	"github.com/mrtr-state/mrtr-state/go/keys"
@@ -39,8 +40,9 @@ func checkVectors(dir string, out io.Writer) error {
 	}
 	var invalidKeys struct {
 		Vectors []struct {
-			ID  string          `json:"id"`
-			JWK json.RawMessage `json:"jwk"`
+			ID   string          `json:"id"`
+			JWK  json.RawMessage `json:"jwk"`
+			JWKS json.RawMessage `json:"jwks"`
 		} `json:"vectors"`
 	}
 	for name, into := range map[string]any{
@@ -95,13 +97,26 @@ func checkVectors(dir string, out io.Writer) error {
 		}
 		report(ok, vector.ID, got, want)
 	}
-	for _, vector := range invalidKeys.Vectors { // every one must be refused when it is loaded
-		_, err := keys.ParseJWK(vector.JWK)
+	// Every invalid key or ring must be refused when it is loaded: a vector
+	// carrying a ring under "jwks" (D4, one secret for two uses) is loaded as a
+	// ring, and must be refused for that rule, not for a misread shape.
+	for _, vector := range invalidKeys.Vectors {
+		if (vector.JWK == nil) == (vector.JWKS == nil) {
+			report(false, vector.ID, "a vector without exactly one of jwk and jwks", "refused")
+			continue
+		}
+		err := loadKey(vector.JWK, vector.JWKS)
 		got := "loaded"
 		if err != nil {
 			got = "refused: " + err.Error()
 		}
-		report(err != nil, vector.ID, got, "refused")
+		ok := err != nil
+		want := "refused"
+		if vector.JWKS != nil {
+			want = "refused: keys holding the same secret"
+			ok = ok && strings.Contains(err.Error(), "same secret")
+		}
+		report(ok, vector.ID, got, want)
 	}
 	fmt.Fprintf(out, "%d passed, %d failed\n", passed, failed)
 	if failed > 0 {

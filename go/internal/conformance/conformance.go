@@ -1,7 +1,7 @@
 // Package conformance answers the JSON-lines protocol of `mrtr-state
 // conformance` (docs/conformance.md) with this module's public API: verify
 // through a Sealer, digest through binding.Digest, load_key through
-// keys.ParseJWK. cmd/conformance serves it on stdin and stdout; the vector
+// keys.ParseJWK or keys.ParseJWKS. cmd/conformance serves it on stdin and stdout; the vector
 // tests of the module use the same Verify.
 package conformance
 
@@ -149,7 +149,10 @@ func (s *Server) Answer(line []byte) map[string]any {
 		var job VerifyJob
 		var verdict Verdict
 		ring, err := s.ring(request["keys"])
-		if err == nil {
+		if err != nil {
+			// No verifier holds such a ring: an error, not a verdict (docs/conformance.md).
+			err = fmt.Errorf("the verifier's ring does not load: %w", err)
+		} else {
 			delete(request, "id")
 			delete(request, "op")
 			delete(request, "keys")
@@ -170,19 +173,30 @@ func (s *Server) Answer(line []byte) map[string]any {
 	case "digest":
 		arguments := request["arguments"]
 		if arguments == nil {
-			reply["error"] = `"arguments" is required`
-		} else if digest, err := binding.Digest(arguments); err != nil {
+			arguments = json.RawMessage("{}") // absent arguments are {} (profile 3.4)
+		}
+		if digest, err := binding.Digest(arguments); err != nil {
 			reply["unbindable"] = true
 		} else {
 			reply["digest"] = digest
 		}
 	case "load_key":
-		_, err := keys.ParseJWK(request["jwk"])
-		reply["loaded"] = err == nil
+		reply["loaded"] = LoadKey(request["jwk"], request["jwks"]) == nil
 	default:
 		reply["unsupported"] = true
 	}
 	return reply
+}
+
+// LoadKey loads what a load_key request carries: a ring when jwks is present
+// (so that the rules between its keys apply too, profile 7.6), else one key.
+func LoadKey(jwk, jwks json.RawMessage) error {
+	if jwks != nil {
+		_, err := keys.ParseJWKS(jwks)
+		return err
+	}
+	_, err := keys.ParseJWK(jwk)
+	return err
 }
 
 // Serve answers each line of in on out, in order, flushed after each.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mrtr-state/mrtr-state/go/binding"
@@ -151,18 +152,55 @@ func TestEveryArgumentVectorHasTheExpectedDigestOrIsUnbindable(t *testing.T) {
 func TestEveryInvalidKeyIsRefusedAtLoad(t *testing.T) {
 	var v struct {
 		Vectors []struct {
-			ID  string          `json:"id"`
-			JWK json.RawMessage `json:"jwk"`
+			ID   string          `json:"id"`
+			JWK  json.RawMessage `json:"jwk"`
+			JWKS json.RawMessage `json:"jwks"`
 		} `json:"vectors"`
 	}
 	readVectors(t, "invalid-keys.json", &v)
 	if len(v.Vectors) == 0 {
 		t.Fatal("invalid-keys.json holds no vectors")
 	}
+	rings := 0
 	for _, vector := range v.Vectors {
-		if k, err := keys.ParseJWK(vector.JWK); err == nil {
-			t.Errorf("%s: loaded as %v; the key must be refused", vector.ID, k)
+		if (vector.JWK == nil) == (vector.JWKS == nil) {
+			t.Errorf("%s: a vector carries exactly one of jwk and jwks", vector.ID)
+			continue
 		}
+		if vector.JWKS == nil {
+			if k, err := keys.ParseJWK(vector.JWK); err == nil {
+				t.Errorf("%s: loaded as %v; the key must be refused", vector.ID, k)
+			}
+			continue
+		}
+		rings++
+		// A ring vector: each key loads alone, and only the ring's own rule
+		// (D4, one secret for two uses) refuses it, so a refusal for any
+		// other reason (a JWKS misread as one JWK) does not count.
+		var ring struct {
+			Keys []json.RawMessage `json:"keys"`
+		}
+		if err := json.Unmarshal(vector.JWKS, &ring); err != nil || len(ring.Keys) < 2 {
+			t.Errorf("%s: not a ring of two keys or more: %v", vector.ID, err)
+			continue
+		}
+		for i, jwk := range ring.Keys {
+			if _, err := keys.ParseJWK(jwk); err != nil {
+				t.Errorf("%s: key %d is refused alone (%v); the vector is about the ring", vector.ID, i, err)
+			}
+		}
+		r, err := keys.ParseJWKS(vector.JWKS)
+		if err == nil {
+			t.Errorf("%s: loaded as %v; the ring must be refused", vector.ID, r)
+		} else if !strings.Contains(err.Error(), "same secret") {
+			t.Errorf("%s: refused for another reason: %v", vector.ID, err)
+		}
+		if LoadKey(nil, vector.JWKS) == nil {
+			t.Errorf("%s: load_key loaded the ring", vector.ID)
+		}
+	}
+	if rings == 0 {
+		t.Error("invalid-keys.json holds no ring vectors (D4)")
 	}
 }
 
@@ -178,6 +216,9 @@ func TestEveryValidKeyOfKeysJSONLoads(t *testing.T) {
 		if _, err := keys.ParseJWKS(jwks); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+		if err := LoadKey(nil, jwks); err != nil {
+			t.Errorf("load_key %s: %v", name, err)
+		}
 	}
 }
 
@@ -188,10 +229,21 @@ func TestTheServerAnswersEachOperationWithTheRequestID(t *testing.T) {
 	if err := json.Compact(&jwk, k.HS256); err != nil {
 		t.Fatal(err)
 	}
+	var ring bytes.Buffer
+	if err := json.Compact(&ring, k.VerifierJWKS); err != nil {
+		t.Fatal(err)
+	}
+	shared := `{"keys":[{"kty":"oct","alg":"A256GCM","kid":"e","k":"AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA"},` +
+		`{"kty":"oct","kid":"s","k":"AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA"}]}`
 	in := `{"id":"a","op":"digest","arguments":{}}` + "\n" +
 		`{"id":"b","op":"digest","arguments":[1]}` + "\n" +
 		`{"id":"c","op":"load_key","jwk":` + jwk.String() + `}` + "\n" +
-		`{"id":"d","op":"sign"}` + "\n" + "not json\n"
+		`{"id":"d","op":"sign"}` + "\n" + "not json\n" +
+		`{"id":"e","op":"digest"}` + "\n" +
+		`{"id":"f","op":"digest","arguments":null}` + "\n" +
+		`{"id":"g","op":"load_key","jwks":` + ring.String() + `}` + "\n" +
+		`{"id":"h","op":"load_key","jwks":` + shared + `}` + "\n" +
+		`{"id":"i","op":"verify","keys":` + shared + `,"token":"x","issuer":"i","user":"u","tool":"t","now":1}` + "\n"
 	var out bytes.Buffer
 	var s Server
 	if err := s.Serve(bytes.NewReader([]byte(in)), &out); err != nil {
@@ -201,8 +253,14 @@ func TestTheServerAnswersEachOperationWithTheRequestID(t *testing.T) {
 		`{"id":"b","unbindable":true}` + "\n" +
 		`{"id":"c","loaded":true}` + "\n" +
 		`{"id":"d","unsupported":true}` + "\n" +
-		`{"error":"a request must be one JSON object per line","id":null}` + "\n"
-	if out.String() != want {
+		`{"error":"a request must be one JSON object per line","id":null}` + "\n" +
+		`{"digest":"RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o","id":"e"}` + "\n" +
+		`{"id":"f","unbindable":true}` + "\n" +
+		`{"id":"g","loaded":true}` + "\n" +
+		`{"id":"h","loaded":false}` + "\n"
+	prefix := `{"error":"the verifier's ring does not load: `
+	got, last, _ := strings.Cut(out.String(), "\n"+prefix)
+	if got+"\n" != want || !strings.HasSuffix(last, `","id":"i"}`+"\n") {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }

@@ -77,8 +77,21 @@ class VectorsTest {
     List<DynamicTest> invalidKeys() {
         List<DynamicTest> tests = new ArrayList<>();
         for (JsonNode vector : Vectors.read("invalid-keys.json").get("vectors")) {
-            tests.add(DynamicTest.dynamicTest("invalid-keys.json " + vector.get("id").textValue(),
-                    () -> assertThrows(KeyringException.class, () -> Key.fromJwk(vector.get("jwk")))));
+            String id = vector.get("id").textValue();
+            if (vector.has("jwks")) {
+                // A whole ring (D4): each key is valid alone, so the refusal comes from the rule between them.
+                tests.add(DynamicTest.dynamicTest("invalid-keys.json " + id, () -> {
+                    for (JsonNode member : vector.get("jwks").get("keys")) {
+                        Key.fromJwk(member);
+                    }
+                    KeyringException refused = assertThrows(KeyringException.class,
+                            () -> Keyring.fromJwks(vector.get("jwks")));
+                    assertTrue(refused.getMessage().contains("one secret, one use"), refused.getMessage());
+                }));
+            } else {
+                tests.add(DynamicTest.dynamicTest("invalid-keys.json " + id,
+                        () -> assertThrows(KeyringException.class, () -> Key.fromJwk(vector.get("jwk")))));
+            }
         }
         return tests;
     }

@@ -27,7 +27,8 @@ import java.util.Map;
  * The conformance adapter: the JSON-lines protocol of {@code mrtr-state conformance} (docs/conformance.md) over
  * this library. One request per line on standard input, one answer per line on standard output, in order:
  * {@code verify} (a {@link StateSealer} opening the token), {@code digest} ({@link ArgumentDigest}) and
- * {@code load_key} ({@link Key#fromJwk(JsonNode)}).
+ * {@code load_key} ({@link Key#fromJwk(JsonNode)} for {@code jwk}, {@link Keyring#fromJwks(JsonNode)} for a ring
+ * under {@code jwks}).
  */
 public final class ConformanceMain {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -77,7 +78,9 @@ public final class ConformanceMain {
             switch (request.path("op").asText()) {
                 case "verify" -> verify(request, reply);
                 case "digest" -> {
-                    String digest = ArgumentDigest.digest(request.get("arguments"));
+                    // Profile 3.4 (D2): absent arguments are {}; present ones that are not an object are unbindable.
+                    JsonNode arguments = request.has("arguments") ? request.get("arguments") : NODES.objectNode();
+                    String digest = ArgumentDigest.digest(arguments);
                     if (digest == null) {
                         reply.put("unbindable", true);
                     } else {
@@ -86,7 +89,11 @@ public final class ConformanceMain {
                 }
                 case "load_key" -> {
                     try {
-                        Key.fromJwk(request.get("jwk"));
+                        if (request.has("jwks")) { // a ring: the rules between its keys apply too (7.6, D4)
+                            Keyring.fromJwks(request.get("jwks"));
+                        } else {
+                            Key.fromJwk(request.get("jwk"));
+                        }
                         reply.put("loaded", true);
                     } catch (KeyringException refused) {
                         reply.put("loaded", false);
@@ -109,7 +116,11 @@ public final class ConformanceMain {
         synchronized (RINGS) {
             ring = RINGS.get(key);
             if (ring == null) {
-                ring = Keyring.fromJwks(jwks);
+                try {
+                    ring = Keyring.fromJwks(jwks);
+                } catch (KeyringException e) { // no verifier holds such a ring: an error, not a verdict
+                    throw new IllegalArgumentException("the verifier's ring does not load: " + e.getMessage(), e);
+                }
                 RINGS.put(key, ring);
             }
         }

@@ -153,7 +153,8 @@ public abstract sealed class Key permits Hs256Key, Ed25519Key, A256GcmKey {
         String kty = text(jwk, "kty");
         String alg = text(jwk, "alg");
         String use = text(jwk, "use");
-        String kid = jwk.hasNonNull("kid") ? checkKid(jwk.get("kid")) : null;
+        // Profile 7.4 (D3): a present kid member is explicit and always checked; null is not read as absent.
+        String kid = jwk.has("kid") ? checkKid(jwk.get("kid")) : null;
         if ("oct".equals(kty) && "A256GCM".equals(alg)) {
             if (use != null && !use.equals("enc")) {
                 throw new KeyringException("an A256GCM JWK must have use 'enc' (or no 'use' member)");
@@ -196,12 +197,6 @@ public abstract sealed class Key permits Hs256Key, Ed25519Key, A256GcmKey {
         if (keys.isEmpty()) {
             throw new KeyringException("a key ring needs at least one key");
         }
-        Map<String, Key> byKid = new HashMap<>();
-        for (Key key : keys) {
-            if (byKid.putIfAbsent(key.kid(), key) != null) {
-                throw new KeyringException("two keys in the ring have the kid " + key.kid());
-            }
-        }
         for (int i = 0; i < keys.size(); i++) {
             for (int j = i + 1; j < keys.size(); j++) {
                 Key a = keys.get(i);
@@ -213,6 +208,14 @@ public abstract sealed class Key permits Hs256Key, Ed25519Key, A256GcmKey {
                     throw new KeyringException("the encryption key " + (a instanceof A256GcmKey ? a : b).kid()
                             + " holds the same secret as another key of the ring: one secret, one use");
                 }
+            }
+        }
+        // Checked after the shared secrets: two keys of one secret without kids have one thumbprint, and the
+        // refusal then names the rule that matters (one secret, one use) rather than the kid they share.
+        Map<String, Key> byKid = new HashMap<>();
+        for (Key key : keys) {
+            if (byKid.putIfAbsent(key.kid(), key) != null) {
+                throw new KeyringException("two keys in the ring have the kid " + key.kid());
             }
         }
     }

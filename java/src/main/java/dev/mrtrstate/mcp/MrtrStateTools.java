@@ -27,6 +27,13 @@ import java.util.function.Function;
  * never reaches the handler: the client gets the tool error of the profile's section 8.3 ({@code isError}, the
  * reason's fixed sentence, and the code in {@code _meta} under {@value #REASON_META_KEY}).
  *
+ * <p>Arguments that are present but not a JSON object are unbindable (profile 3.4 and 8.2, decision D2). The SDK
+ * decodes {@code params} into {@link McpSchema.CallToolRequest}, whose {@code arguments} is a map: a present
+ * {@code "arguments": null} and absent arguments both reach the wrapper as a null map, and the raw {@code params}
+ * are not shown to a handler, so the wrapper reads both as {@code {}} (absent). A replica of another language that
+ * sees the raw request refuses a {@code null} that this wrapper accepts; the profile's rule for {@code null} cannot
+ * be applied through the SDK's typed request.
+ *
  * <p>The handler's {@code requestState} text that is the JSON text of an object or array is sealed as that JSON
  * value, so a replica in another language reads the same state (and the handler gets back JSON text); any other
  * text is sealed as a JSON string.

@@ -19,6 +19,14 @@ class ConformanceMainTest {
         }
         assertEquals("{\"id\":7,\"unbindable\":true}",
                 ConformanceMain.answer("{\"id\":7,\"op\":\"digest\",\"arguments\":[1]}").toString()); // D2
+        // D2: absent arguments are {}; present null is not {} but unbindable.
+        assertEquals("{\"id\":9,\"digest\":\"RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o\"}",
+                ConformanceMain.answer("{\"id\":9,\"op\":\"digest\"}").toString());
+        assertEquals("{\"id\":10,\"unbindable\":true}",
+                ConformanceMain.answer("{\"id\":10,\"op\":\"digest\",\"arguments\":null}").toString());
+        // D1: the rule is on the nearest double, sent as the literal is written.
+        assertEquals("{\"id\":11,\"unbindable\":true}", ConformanceMain.answer(
+                "{\"id\":11,\"op\":\"digest\",\"arguments\":{\"n\":9007199254740991.5}}").toString());
         assertEquals("{\"id\":8,\"unsupported\":true}", ConformanceMain.answer("{\"id\":8,\"op\":\"sign\"}").toString());
         for (String broken : List.of("{\"id\":2,\"op\":\"verify\",\"keys\":5}",
                 "{\"id\":2,\"op\":\"verify\",\"keys\":{\"keys\":[{\"kty\":\"oct\",\"k\":\"x\"}]}}",
@@ -28,5 +36,31 @@ class ConformanceMainTest {
             assertEquals(2, reply.get("id").intValue(), broken);
             assertTrue(reply.has("error") || reply.has("loaded"), broken);
         }
+    }
+
+    private static final String SECRET = "3sCuzrHwoaTSxAPvhcyyD8R68RIny7TY8zMvFtQ8fx4";
+    private static final String OTHER = "xwnWbEArxCWWiyGfYOmXGrBOm_tiL0VhBuvQQgxgCE8";
+
+    private static String ring(String firstSecret, String secondSecret) {
+        return "{\"keys\":[{\"kty\":\"oct\",\"alg\":\"A256GCM\",\"kid\":\"enc\",\"k\":\"" + firstSecret
+                + "\"},{\"kty\":\"oct\",\"alg\":\"HS256\",\"kid\":\"sig\",\"k\":\"" + secondSecret + "\"}]}";
+    }
+
+    /** load_key takes a ring under jwks and applies the rules between its keys (D4), not only each key's. */
+    @Test
+    void loadKeyTakesARing() {
+        assertEquals("{\"id\":1,\"loaded\":true}",
+                ConformanceMain.answer("{\"id\":1,\"op\":\"load_key\",\"jwks\":" + ring(SECRET, OTHER) + "}")
+                        .toString());
+        assertEquals("{\"id\":2,\"loaded\":false}",
+                ConformanceMain.answer("{\"id\":2,\"op\":\"load_key\",\"jwks\":" + ring(SECRET, SECRET) + "}")
+                        .toString());
+        assertEquals("{\"id\":3,\"loaded\":false}", ConformanceMain.answer(
+                "{\"id\":3,\"op\":\"load_key\",\"jwk\":{\"kty\":\"oct\",\"kid\":null,\"k\":\"" + OTHER + "\"}}")
+                .toString()); // D3: a present kid is checked, null included
+        ObjectNode reply = ConformanceMain.answer("{\"id\":4,\"op\":\"verify\",\"keys\":" + ring(SECRET, SECRET)
+                + ",\"token\":\"x\",\"issuer\":\"i\",\"user\":\"u\",\"tool\":\"t\",\"now\":0}");
+        assertTrue(reply.path("error").asText().startsWith("the verifier's ring does not load: "), reply.toString());
+        assertTrue(!reply.toString().contains(SECRET), "no secret in an error");
     }
 }

@@ -54,7 +54,8 @@ class MrtrStateCodecTest {
                 CallToolOutcome ask = McpSchema.InputRequiredResult.builder()
                         .elicit("confirm", McpSchema.ElicitFormRequest.builder("Delete the branch?",
                                 Map.of("type", "object", "properties", Map.of())).build())
-                        .requestState("branch=" + request.arguments().get("branch")).build();
+                        .requestState("branch=" + (request.arguments() == null ? null : request.arguments().get("branch")))
+                        .build();
                 return McpSyncResponse.result(ask);
             }
             CallToolOutcome done = McpSchema.CallToolResult.builder()
@@ -211,6 +212,27 @@ class MrtrStateCodecTest {
         assertEquals("The request state was issued for a request with other arguments.", text(other));
         JSONRPCResponse bob = call(server, "bob", retry(token));
         assertEquals("wrong_user", reason(bob));
+    }
+
+    /**
+     * Profile 3.4 and 8.2 (D2) through the SDK: arguments that are not an object never get a token; the SDK does not
+     * decode them. A present {@code null} reaches the wrapper as absent arguments (the SDK's record cannot tell them
+     * apart), so it is bound as {@code {}}: the limitation MrtrStateTools documents.
+     */
+    @Test
+    void theToolWrapperMintsNoTokenForArgumentsThatAreNotAnObject() throws Exception {
+        Keyring ring = Keyring.generate(KeyAlgorithm.HS256);
+        StateSealer sealer = StateSealer.builder(ring, ISSUER).clock(T0).requireArguments(true).build();
+        McpServer server = server(MrtrStateTools.passThrough(), sealer);
+        for (Object notObject : List.of(List.of("main"), "main", 7, true)) {
+            JSONRPCResponse response = call(server, "alice", Map.of("arguments", notObject));
+            assertNotNull(response.error(), String.valueOf(notObject));
+            assertEquals(null, response.result(), String.valueOf(notObject));
+        }
+        Map<String, Object> nullArguments = new HashMap<>();
+        nullArguments.put("arguments", null);
+        String token = requestState(call(server, "alice", nullArguments));
+        assertEquals("branch=null", sealer.open(token, Binding.tool("alice", "delete_branch", Map.of())).textValue());
     }
 
     @Test

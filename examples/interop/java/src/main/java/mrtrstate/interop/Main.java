@@ -230,15 +230,38 @@ public final class Main {
             }
         }
 
-        for (JsonNode vector : invalidKeys.path("vectors")) { // every one must be refused when it is loaded
+        // Every one must be refused when it is loaded: a key under "jwk", a whole ring under "jwks" (the rules
+        // between its keys, D4), whose keys must each load alone so that the ring rule is what refuses it.
+        for (JsonNode vector : invalidKeys.path("vectors")) {
             String id = "invalid-keys/" + vector.path("id").asText();
             String got = "loaded";
-            try {
-                Key.fromJwk(vector.get("jwk"));
-            } catch (KeyringException refused) {
-                got = "refused: " + refused.getMessage();
+            boolean ok;
+            if (vector.has("jwks")) {
+                String alone = null;
+                for (JsonNode member : vector.get("jwks").path("keys")) {
+                    try {
+                        Key.fromJwk(member);
+                    } catch (KeyringException refused) {
+                        alone = refused.getMessage();
+                    }
+                }
+                try {
+                    Keyring.fromJwks(vector.get("jwks"));
+                } catch (KeyringException refused) {
+                    got = "refused: " + refused.getMessage();
+                }
+                if (alone != null) {
+                    got = "a key of the ring refused alone (" + alone + "), so the ring rule is untested";
+                }
+                ok = alone == null && !got.equals("loaded");
+            } else {
+                try {
+                    Key.fromJwk(vector.get("jwk"));
+                } catch (KeyringException refused) {
+                    got = "refused: " + refused.getMessage();
+                }
+                ok = !got.equals("loaded");
             }
-            boolean ok = !got.equals("loaded");
             out.printf("%s %s: got %s, expected refused%n", ok ? "pass" : "FAIL", id, got);
             if (ok) {
                 passed++;

@@ -85,6 +85,17 @@ def test_a_jwk_the_profile_cannot_use_is_refused_clearly(jwk: object, message: s
         Key.from_jwk(jwk)  # type: ignore[arg-type]
 
 
+def test_an_unsupported_key_type_is_refused_without_showing_the_member() -> None:
+    # A secret pasted into the wrong member must not reach the message (and so the logs).
+    secret = b64(os.urandom(32))
+    with pytest.raises(KeyringError, match="unsupported JWK key type") as caught:
+        Key.from_jwk({"kty": secret, "k": b64(os.urandom(32))})
+    assert secret not in str(caught.value)
+    with pytest.raises(KeyringError) as caught:
+        Keyring.from_jwks({"keys": [{"kty": "oct", "k": secret}, {"kty": secret}]})
+    assert secret not in str(caught.value)
+
+
 def test_an_ed25519_jwk_whose_x_is_not_the_public_key_of_d_is_refused() -> None:
     one, two = Key.generate("EdDSA").private_jwk(), Key.generate("EdDSA").private_jwk()
     with pytest.raises(KeyringError, match="not the public key of its 'd'"):

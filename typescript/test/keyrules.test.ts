@@ -106,3 +106,15 @@ describe("every valid key of keys.json loads (issue 24 item 10)", () => {
     }
   });
 });
+
+describe("a refused key never shows its members", () => {
+  it("an unsupported kty is refused without its value in the message", () => {
+    const secret = b64u(random32());
+    for (const load of [
+      () => Key.fromJwk({ kty: secret, k: b64u(random32()) }),
+      () => Keyring.fromJwks({ keys: [{ kty: "oct", k: secret }, { kty: secret }] }),
+    ]) {
+      assert.throws(load, (error: unknown) => error instanceof KeyringError && !error.message.includes(secret));
+    }
+  });
+});

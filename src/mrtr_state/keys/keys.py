@@ -224,8 +224,11 @@ class Key:
             if len(d) != 32:
                 raise KeyringError("an Ed25519 JWK's 'd' must be 32 bytes")
             return EdDSAKey._make(Ed25519PrivateKey.from_private_bytes(d), x, kid)
+        # The value itself is never shown: a key file's members can hold a secret pasted in
+        # the wrong place, and an error message reaches logs.
         raise KeyringError(
-            f"unsupported JWK key type {kty!r}; the profile uses 'oct' (HS256) and 'OKP' (Ed25519)"
+            "unsupported JWK key type (its 'kty' member); the profile uses 'oct' (HS256, A256GCM) and "
+            "'OKP' (Ed25519)"
         )
 
     def thumbprint(self) -> str:

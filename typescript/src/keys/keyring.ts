@@ -251,8 +251,9 @@ export class Key {
       }
       return new Key(MAKE, { alg: "EdDSA", secret: undefined, d, x: xText }, kid);
     }
-    const kty = typeof value.kty === "string" ? JSON.stringify(value.kty) : "missing";
-    throw new KeyringError(`unsupported JWK key type ${kty}; the profile uses 'oct' (HS256) and 'OKP' (Ed25519)`);
+    // The value itself is never shown: a key file's members can hold a secret pasted in the wrong place,
+    // and an error message reaches logs.
+    throw new KeyringError("unsupported JWK key type (its 'kty' member); the profile uses 'oct' (HS256, A256GCM) and 'OKP' (Ed25519)");
   }
 
   /** The RFC 7638 JWK thumbprint (SHA-256, base64url) of this key. */

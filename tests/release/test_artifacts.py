@@ -63,9 +63,12 @@ def _run(command: list[str], *, cwd: Path, timeout: float, **extra: str) -> subp
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The sdist and the wheel, built from this clone into a temporary folder."""
-    try:
-        import build  # noqa: F401  (the dev extra installs it)
-    except ImportError:
+    # Ask the interpreter the build runs with, outside the clone: an import here could find a stray
+    # setuptools "build/" folder of the clone instead of the package.
+    probe = subprocess.run(
+        [sys.executable, "-m", "build", "--version"], cwd=tmp_path_factory.getbasetemp(), capture_output=True
+    )
+    if probe.returncode != 0:
         if IN_CI:
             pytest.fail("the release check needs 'build' (the dev extra): CI=true makes that a failure")
         pytest.skip("the release check needs 'build' (pip install -e '.[dev]')")

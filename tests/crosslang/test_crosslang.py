@@ -112,8 +112,8 @@ def assert_refused(answer: fleet.Answer, reason: str) -> None:
         ("typescript", "go", "acme/web", "redesign", "5d6e7f8"),
         ("go", "go", "acme/api", "old-feature", "4b1d0aa"),
         ("go", "python", "acme/api", "release-1.0", "77e0c3b"),
-        ("java", "python", "acme/api", "old-feature", "4b1d0aa"),
-        ("java", "typescript", "acme/api", "release-1.0", "77e0c3b"),
+        ("java", "python", "acme/api", "spike/cache", "c0ffee1"),
+        ("java", "typescript", "acme/web", "redesign", "5d6e7f8"),
     ],
 )
 def test_a_state_minted_by_one_language_opens_on_the_other(

@@ -6,7 +6,7 @@ outside the clone, and from there the README's quick start runs (and, from the w
 installed with the ``mcp`` extra, the stdio MCP quick start through a round trip), and
 ``mrtr-state conformance`` runs the installed package through its packaged vectors. Issue 25: an
 installed wheel could not run the conformance command (it carried no vectors), and no
-test installed an artifact. The npm tarball's check belongs to the TypeScript package.
+test installed an artifact. The npm tarball has its own check: tests/release/test_npm_tarball.py.
 """
 
 from __future__ import annotations

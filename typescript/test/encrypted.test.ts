@@ -31,7 +31,7 @@ describe("A256GCM keys (section 7.6, decision E2)", () => {
     assert.equal(Key.fromJwk(jwk).kid, key.kid);
     assert.equal(Key.fromJwk({ kty: "oct", k: jwk.k }).alg, "HS256");
     assert.throws(() => Key.fromJwk({ ...jwk, use: "sig" }), /use 'enc'/);
-    assert.throws(() => Key.fromJwk({ kty: "oct", alg: "A256GCM", k: Buffer.alloc(48, 7).toString("base64url") }), /exactly 32/);
+    assert.throws(() => Key.fromJwk({ kty: "oct", alg: "A256GCM", k: Buffer.alloc(48, 7).toString("base64url") }), /exactly 32.*Key\.generate\("A256GCM"\)/);
     assert.throws(() => Key.fromJwk({ kty: "oct", alg: "HS256", use: "enc", k: jwk.k }), /use 'sig'/);
   });
   it("are never published, shown or logged, and their kid is the thumbprint over k and kty", () => {

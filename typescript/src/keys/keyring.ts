@@ -60,8 +60,9 @@ export interface Jwks {
   readonly keys: readonly Jwk[];
 }
 
+// What an npm user has to make a key with: this package's own generators (it ships no CLI), or Node.
 const KEYGEN_ADVICE =
-  "make one with `mrtr-state keygen --alg HS256` or " +
+  'make one with `JSON.stringify(Keyring.generate("HS256").privateJwks())` or ' +
   '`node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'base64url\'))"`';
 const KID_PATTERN = /^[\x21-\x7e]{1,128}$/;
 // A JWKS nests three levels ({"keys": [{...}]}); x5c and key_ops arrays add one.
@@ -184,7 +185,7 @@ export class Key {
     if (secret.length !== ENCRYPTION_KEY_BYTES) {
       throw new KeyringError(
         `an A256GCM key must be exactly ${ENCRYPTION_KEY_BYTES} random bytes, this one has ${secret.length}; ` +
-          "make one with `mrtr-state keygen --alg A256GCM`",
+          'make one with `Key.generate("A256GCM")` (`JSON.stringify(key.privateJwk())` to store it)',
       );
     }
     checkNotWeak(secret, "an A256GCM key");
@@ -435,7 +436,7 @@ export class Keyring implements Iterable<Key> {
     const value = (env[name] ?? "").trim();
     if (value === "") {
       throw new KeyringError(
-        `the environment variable ${name} is not set: set it to a JWKS (\`mrtr-state keygen --alg EdDSA\`) ` +
+        `the environment variable ${name} is not set: set it to a JWKS (\`JSON.stringify(Keyring.generate("EdDSA").privateJwks())\`) ` +
           `or an HS256 secret of at least ${MIN_SECRET_BYTES} bytes (${KEYGEN_ADVICE})`,
       );
     }

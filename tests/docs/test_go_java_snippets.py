@@ -69,7 +69,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("document", "language", "files"), CASES)
-def test_every_block_to_copy_is_a_compiled_file(document: Path, language: str, files: Callable[[], dict[str, str]]) -> None:
+def test_every_block_to_copy_is_a_compiled_file(
+    document: Path, language: str, files: Callable[[], dict[str, str]]
+) -> None:
     quoted = set(files().values())
     drifted = [
         f"{document.relative_to(ROOT)}:{line}"
@@ -83,7 +85,9 @@ def test_every_block_to_copy_is_a_compiled_file(document: Path, language: str, f
 
 
 @pytest.mark.parametrize(("document", "language", "files"), CASES)
-def test_every_file_is_quoted_by_its_readme(document: Path, language: str, files: Callable[[], dict[str, str]]) -> None:
+def test_every_file_is_quoted_by_its_readme(
+    document: Path, language: str, files: Callable[[], dict[str, str]]
+) -> None:
     found = files()
     assert found, f"no {language} example files: the glob no longer finds them"
     quoted = {text for _, text, _ in blocks(document, language)}

@@ -54,7 +54,8 @@ func main() {
 	if err := mcpstate.Install(server, sealer, &mcpstate.Options{SingleUse: []string{"tools/call:delete_branch"}}); err != nil {
 		log.Fatal(err)
 	}
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true}) // 2026-07-28 clients: no session
 	httpServer := &http.Server{Addr: "127.0.0.1:8000", Handler: auth.RequireBearerToken(verify, nil)(handler),
 		ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(httpServer.ListenAndServe())

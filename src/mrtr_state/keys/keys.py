@@ -224,11 +224,11 @@ class Key:
             if len(d) != 32:
                 raise KeyringError("an Ed25519 JWK's 'd' must be 32 bytes")
             return EdDSAKey._make(Ed25519PrivateKey.from_private_bytes(d), x, kid)
-        # The value itself is never shown: a key file's members can hold a secret pasted in
-        # the wrong place, and an error message reaches logs.
+        # Only a registered key type is named: any other value is never shown, since a key
+        # file's members can hold a secret pasted in the wrong place and a message reaches logs.
+        named = repr(kty) if kty in ("RSA", "EC") else "(its 'kty' member)"
         raise KeyringError(
-            "unsupported JWK key type (its 'kty' member); the profile uses 'oct' (HS256, A256GCM) and "
-            "'OKP' (Ed25519)"
+            f"unsupported JWK key type {named}; the profile uses 'oct' (HS256, A256GCM) and 'OKP' (Ed25519)"
         )
 
     def thumbprint(self) -> str:

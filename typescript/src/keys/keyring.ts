@@ -252,9 +252,10 @@ export class Key {
       }
       return new Key(MAKE, { alg: "EdDSA", secret: undefined, d, x: xText }, kid);
     }
-    // The value itself is never shown: a key file's members can hold a secret pasted in the wrong place,
-    // and an error message reaches logs.
-    throw new KeyringError("unsupported JWK key type (its 'kty' member); the profile uses 'oct' (HS256, A256GCM) and 'OKP' (Ed25519)");
+    // Only a registered key type is named: any other value is never shown, since a key file's members can
+    // hold a secret pasted in the wrong place and a message reaches logs.
+    const named = value.kty === "RSA" || value.kty === "EC" ? `'${value.kty}'` : "(its 'kty' member)";
+    throw new KeyringError(`unsupported JWK key type ${named}; the profile uses 'oct' (HS256, A256GCM) and 'OKP' (Ed25519)`);
   }
 
   /** The RFC 7638 JWK thumbprint (SHA-256, base64url) of this key. */

@@ -68,6 +68,7 @@ def test_npm_pack_holds_only_the_built_package(installed: None) -> None:
     files = sorted(entry["path"] for entry in pack["files"])
     assert "package.json" in files
     assert "README.md" in files
+    assert "LICENSE" in files  # the Apache-2.0 text package.json names
     assert "dist/index.js" in files
     assert "dist/index.d.ts" in files
     assert "dist/mcp/index.js" in files
@@ -76,6 +77,6 @@ def test_npm_pack_holds_only_the_built_package(installed: None) -> None:
     stray = [
         path
         for path in files
-        if not (path in ("package.json", "README.md") or re.fullmatch(r"dist/.+\.(js|d\.ts)", path))
+        if not (path in ("package.json", "README.md", "LICENSE") or re.fullmatch(r"dist/.+\.(js|d\.ts)", path))
     ]
     assert stray == [], stray

@@ -77,6 +77,8 @@ def test_npm_pack_holds_only_the_built_package(installed: None) -> None:
     stray = [
         path
         for path in files
-        if not (path in ("package.json", "README.md", "LICENSE") or re.fullmatch(r"dist/.+\.(js|d\.ts)", path))
+        if not (
+            path in ("package.json", "README.md", "LICENSE") or re.fullmatch(r"dist/.+\.(js|d\.ts)", path)
+        )
     ]
     assert stray == [], stray

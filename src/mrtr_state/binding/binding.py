@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 from mrtr_state.binding.canonical import arguments_digest
-from mrtr_state.binding.target import METHODS, TargetKind, audience_of, check_name, given
+from mrtr_state.binding.target import METHODS, TargetKind, check_name, given
 
 __all__ = ["Binding"]
 
@@ -56,19 +56,22 @@ class Binding:
     _digest: _Digest | None
 
     def __init__(self, user: str, kind: TargetKind, name: str, arguments: Any = None) -> None:
-        if kind not in METHODS:
+        method = METHODS.get(kind) if isinstance(kind, str) else None
+        if method is None:
             raise TypeError(f"kind must be one of {', '.join(METHODS)}, not {kind!r}")
-        check_name(kind, name)  # the target before the user, as seal always checked them
-        if not isinstance(user, str):
-            raise TypeError(f"user must be a string, not {type(user).__name__}")
-        if not user:
-            raise ValueError("user must not be empty")
+        if type(name) is not str or not name:  # the common case in one test; check_name words the refusal
+            check_name(kind, name)  # the target before the user, as seal always checked them
+        if type(user) is not str or not user:
+            if not isinstance(user, str):
+                raise TypeError(f"user must be a string, not {type(user).__name__}")
+            if not user:
+                raise ValueError("user must not be empty")
         init = object.__setattr__
         init(self, "user", user)
         init(self, "kind", kind)
         init(self, "name", name)
         init(self, "arguments", arguments)
-        init(self, "aud", audience_of(kind, name))
+        init(self, "aud", f"{method}:{name}")  # audience_of, with the method already looked up
         init(self, "_digest", None)
 
     def __setattr__(self, name: str, value: object) -> None:

@@ -37,15 +37,14 @@ def encoded_length(size: int) -> int:
     return (size * 4 + 2) // 3
 
 
-def outside_alphabet(text: str) -> bytes | None:
-    """The characters of ``text`` that are not in the alphabet, in order; ``None`` if any is not ASCII.
+def outside_alphabet(data: bytes) -> bytes:
+    """The bytes of ``data`` that are not in the alphabet, in order.
 
     One C-speed pass: a compact serialization is its segments' alphabet and the
-    dots between them, so what is left is exactly its dots when it has that shape.
+    dots between them, so what is left is exactly its dots when it has that
+    shape (a byte that is not ASCII is never in the alphabet, so it is left too).
     """
-    if not text.isascii():
-        return None
-    return text.encode("ascii").translate(None, ALPHABET)
+    return data.translate(None, ALPHABET)
 
 
 def is_canonical(text: str) -> bool:

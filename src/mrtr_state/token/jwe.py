@@ -103,11 +103,11 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str, str]:
     Returns the protected header, IV, ciphertext and tag segments.
     """
     # Profile 5.1, step 1: size, as step 1 of section 5, before any decoding.
-    token = check_size(token, max_bytes)
+    data = check_size(token, max_bytes)
     # Profile 5.1, step 2: five base64url segments, the second (encrypted key) empty, the others not.
-    if _b64.outside_alphabet(token) != b"....":
+    if _b64.outside_alphabet(data) != b"....":
         raise InvalidRequestState("malformed", "the token is not five base64url segments joined by '.'")
-    header, encrypted_key, iv, ciphertext, tag = token.split(".")
+    header, encrypted_key, iv, ciphertext, tag = token.split(".")  # type: ignore[attr-defined]
     if encrypted_key:
         raise InvalidRequestState("malformed", "the encrypted key segment of the token is not empty")
     if not (header and iv and ciphertext and tag):

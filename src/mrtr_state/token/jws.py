@@ -8,8 +8,8 @@ strictness (step 11). It owns the compact format: the known-header fast path
 (:func:`known_headers`, :func:`verify`) and the size of a token before it is
 made (:func:`size`); :mod:`mrtr_state.sealer` only orchestrates.
 
-Why this is not ``jwt.decode``: PyJWT (through :mod:`mrtr_state.keys`) signs and
-verifies, but parsing is done here, once. ``jwt.decode`` parses leniently (a
+Why this is not PyJWT's ``jwt.decode``: the keys (:mod:`mrtr_state.keys`) sign and
+verify, and parsing is done here, once. ``jwt.decode`` parses leniently (a
 duplicate member wins last, ``exp`` may be a float) and checks none of the
 profile's header or JSON rules, so using it would mean a second, strict parse of
 the same segments; it also checks the base64url alphabet one byte at a time in
@@ -80,40 +80,50 @@ def sign(key: Key, header: str, payload: bytes) -> str:
     return f"{signing_input}.{_b64.encode(key.sign(signing_input.encode('ascii')))}"
 
 
-def check_size(token: object, max_bytes: int) -> str:
+def check_size(token: object, max_bytes: int) -> bytes:
     """Step 1, for both forms: ``token`` is a string of at most ``max_bytes`` UTF-8 bytes.
 
-    Checked on the length alone first (an ASCII string's length is its size in
-    bytes), so an oversized input costs the same whatever its content.
+    Returns those bytes (the form's step 2 reads them). The length alone is
+    checked first (a string never has fewer bytes than characters), so an
+    oversized input is refused before it is encoded, whatever its content.
     """
     # Profile 5, step 1: size, checked before any decoding (a value that is not a string is malformed).
     if not isinstance(token, str):
         raise InvalidRequestState("malformed", "the token is not a string")
-    # The cap counts UTF-8 bytes; a string never has fewer bytes than characters, so
-    # the length alone settles it for every token that is not refused anyway.
-    if len(token) > max_bytes or (
-        not token.isascii() and len(token.encode("utf-8", "surrogatepass")) > max_bytes
-    ):
+    if len(token) > max_bytes:
         raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
-    return token
+    # An ASCII string (every token minted) is its own UTF-8, with no copy of its text.
+    data = token.encode("utf-8", "surrogatepass")
+    if len(data) > max_bytes:
+        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
+    return data
 
 
 def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     """Steps 1 to 3: size cap (:func:`check_size`), three base64url segments, each canonical."""
-    token = check_size(token, max_bytes)
-    # Profile 5, step 2: three non-empty segments of the base64url alphabet.
-    # Deleting every base64url character must leave exactly the two dots: one C-speed
-    # pass checks the alphabet and the segment count (a regex costs more; the figure
-    # is in docs/benchmarks.md).
-    if _b64.outside_alphabet(token) != b"..":
-        raise InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'")
-    header, payload, signature = token.split(".")
-    if not (header and payload and signature):
-        raise InvalidRequestState("malformed", "a segment of the token is empty")
+    _, header, payload, signature = _segments(token, max_bytes)
     # Profile 5, step 3: each segment canonical unpadded base64url.
     if not (_b64.is_canonical(header) and _b64.is_canonical(payload) and _b64.is_canonical(signature)):
         raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
     return header, payload, signature
+
+
+def _segments(token: object, max_bytes: int) -> tuple[bytes, str, str, str]:
+    """Steps 1 and 2: the size cap, then three non-empty segments of the base64url alphabet.
+
+    Returns the token's bytes and its three segments.
+    """
+    data = check_size(token, max_bytes)
+    # Profile 5, step 2: three non-empty segments of the base64url alphabet.
+    # Deleting every base64url character must leave exactly the two dots: one C-speed
+    # pass checks the alphabet and the segment count (a byte that is not ASCII is
+    # never deleted; a regex costs more, the figure is in docs/benchmarks.md).
+    if _b64.outside_alphabet(data) != b"..":
+        raise InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'")
+    header, payload, signature = token.split(".")  # type: ignore[attr-defined]  # a str: check_size refused any other value
+    if not (header and payload and signature):
+        raise InvalidRequestState("malformed", "a segment of the token is empty")
+    return data, header, payload, signature
 
 
 def read_object(raw: bytes, what: str) -> dict[str, Any]:
@@ -164,14 +174,14 @@ def key_for_header(header: dict[str, Any], ring: Keyring) -> Key:
     return key
 
 
-def verify_signature(key: Key, signing_input: str, signature: str) -> None:
+def verify_signature(key: Key, signing_input: bytes, signature: str) -> None:
     """Step 10: the signature has the algorithm's length and verifies under ``key``.
 
-    ``signing_input`` is the token up to its second dot (header and payload segments).
+    ``signing_input`` is the token's bytes up to its second dot (header and payload segments).
     """
     # Profile 5, step 10: the signature's length, then it verifies (HS256 compared in constant time).
     raw = _b64.decode_checked(signature)
-    if len(raw) != SIGNATURE_BYTES[key.alg] or not key.verify(signing_input.encode("ascii"), raw):
+    if len(raw) != SIGNATURE_BYTES[key.alg] or not key.verify(signing_input, raw):
         raise InvalidRequestState("bad_signature", "the signature does not verify")
 
 
@@ -185,15 +195,20 @@ def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) 
     """Steps 1 to 11 of the signed form: the claims of a token whose signature verifies.
 
     ``known`` is :func:`known_headers` of ``ring``: a header segment found there
-    names its key without being parsed.
+    names its key without being parsed, and is canonical by construction.
     """
-    header, payload, signature = split(token, max_bytes)
-    # A header this ring mints with passes steps 4 to 9 by construction: its key is known.
+    data, header, payload, signature = _segments(token, max_bytes)
+    # Profile 5, step 3: each segment canonical unpadded base64url (a known header is).
+    if not (_b64.is_canonical(payload) and _b64.is_canonical(signature)):
+        raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
     key = known.get(header)
     if key is None:
+        if not _b64.is_canonical(header):
+            raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
         key = key_for_header(decode_header(header), ring)
-    verify_signature(key, token[: len(header) + 1 + len(payload)], signature)  # type: ignore[index]
-    return decode_payload(payload)
+    verify_signature(key, data[: len(header) + 1 + len(payload)], signature)
+    # Profile 5, step 11: the claims set is strict JSON (I-JSON, depth 33), a single object.
+    return read_object(_b64.decode_checked(payload), "payload")
 
 
 def decode_unverified(token: object, *, max_bytes: int = 1 << 20) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -85,18 +85,9 @@ _DECODER: Final = json.JSONDecoder(
     parse_int=_safe_int,
 )
 
-# The same without the number hooks, for a text whose numbers cannot be out of
-# range (no 16-digit run, no three-digit exponent): the C scanner builds them.
-_DECODER_ANY_NUMBER: Final = json.JSONDecoder(
-    object_pairs_hook=_refuse_duplicates,
-    parse_constant=_refuse_constant,
-)
-# Up to this many objects, the exact reader's hook per object costs less than the
-# fast reader's member count (docs/benchmarks.md).
-_FEW_OBJECTS: Final = 8
-
 #: The white space JSON allows between tokens (RFC 8259, section 2).
 _WHITESPACE: Final = " \t\n\r"
+_WHITESPACE_BYTES: Final = _WHITESPACE.encode("ascii")
 
 # For bytes.translate: every digit and "+" becomes "0", "e" and "E" become "e",
 # every other byte a space, so that a long digit run and a long exponent are found
@@ -122,15 +113,17 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     The common case runs at the speed of the C parser: the C scanner builds the
     value with no Python code per member or per number, and a Python hook per
     object only adds up the members the dicts kept. Duplicate members are found
-    by counting: a text's members are the colons outside its strings, and a
-    duplicate leaves its dict one member short, so the counts differ exactly when
-    the text repeats a member name (:func:`_structure` finds the colons in one
-    C-speed pass, shared with the nesting check).
+    by counting: a duplicate leaves its dict one member short of the text.
+    The quick count comes first: with its white space deleted, a text holds a
+    ``":`` for each member (its name's closing quote then touches its colon) and
+    for each string that holds one, so when the dicts keep that many members, the
+    text repeats no name. Only when the counts differ is the exact count taken: a
+    text's members are the colons outside its strings (:func:`_structure` finds
+    them in one C-speed pass, shared with the nesting check).
     Number hooks run only for a text that may hold an out-of-range number, and a
     text that may hold an escaped surrogate, or that the fast reader refuses, is
     decided by the exact reader (:func:`loads_exact`): a refusal is always the
-    exact reader's, with its message. So is a text of at most :data:`_FEW_OBJECTS`
-    objects, for which a hook per object costs less than the count.
+    exact reader's, with its message.
     """
     objects = raw.count(b"{")
     structure = None
@@ -141,9 +134,8 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
             raise ValueError(f"JSON nested deeper than {max_depth} levels")
     shapes = raw.translate(_NUMBER_SHAPES)
     numbers = _LONG_DIGIT_RUN in shapes or _LONG_EXPONENT in shapes
-    if objects <= _FEW_OBJECTS or (b"\\u" in raw and _SURROGATE_ESCAPE.search(raw)):
-        # A hook per object costs less than the member count for a few objects.
-        return _decode_exact(raw, _DECODER if numbers else _DECODER_ANY_NUMBER)
+    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
+        return _decode_exact(raw)
     reader = _READERS.__dict__.pop("reader", None) or _Reader()
     try:
         value = reader.read(raw, numbers)
@@ -152,11 +144,15 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     finally:
         _READERS.__dict__["reader"] = reader
     if value is _NOT_READ:
-        return _decode_exact(raw, _DECODER)
+        return _decode_exact(raw)
+    members = reader.members
+    # The quick count: never fewer than the text's members, so equal means no repeat.
+    if members == raw.translate(None, _WHITESPACE_BYTES).count(b'":'):
+        return value
     if structure is None:
         structure = _structure(raw)
-    if reader.members != structure.count(b":"):
-        return _decode_exact(raw, _DECODER)
+    if members != structure.count(b":"):
+        return _decode_exact(raw)
     return value
 
 
@@ -164,7 +160,7 @@ def loads_exact(raw: bytes, *, max_depth: int) -> Any:
     """:func:`loads` by the exact reader alone: the reference the fast path is held to."""
     if _depth_exceeds(_structure(raw).translate(None, b":"), max_depth):
         raise ValueError(f"JSON nested deeper than {max_depth} levels")
-    return _decode_exact(raw, _DECODER)
+    return _decode_exact(raw)
 
 
 _NOT_READ: Final = object()
@@ -217,18 +213,14 @@ class _Reader:
 _READERS: Final = threading.local()
 
 
-def _decode_exact(raw: bytes, decoder: json.JSONDecoder) -> Any:
-    """The exact reader, after the nesting check: every rule by a hook, as the text is read.
-
-    ``decoder`` is :data:`_DECODER`, or :data:`_DECODER_ANY_NUMBER` for a text
-    whose numbers are known to be in range.
-    """
+def _decode_exact(raw: bytes) -> Any:
+    """The exact reader, after the nesting check: every rule by a hook, as the text is read."""
     text = raw.decode("utf-8")
     # raw_decode with the white space JSON allows around the value skipped here:
     # what decode does, without its two regex calls (docs/benchmarks.md).
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
-        value, end = decoder.raw_decode(text, start)
+        value, end = _DECODER.raw_decode(text, start)
     except RecursionError as exc:  # unreachable below the depth limit; kept total
         raise ValueError("JSON nested too deeply") from exc
     if text[end:].strip(_WHITESPACE):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import os
 import pickle
@@ -54,6 +56,18 @@ def test_an_ed25519_private_jwk_signs_as_rfc8037_appendix_a4() -> None:
         "hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg"
     )
     assert key.verify(signing_input, key.sign(signing_input))
+
+
+def test_an_hs256_key_signs_as_hmac_sha256_of_its_secret_every_time() -> None:
+    # The key keys HMAC once and copies that state per call: the copy must never be fed.
+    secret = bytes(range(1, 33))
+    key = Key.from_secret(secret, kid="k")
+    for message in (b"", b"a", b"header.payload", os.urandom(1000), b"a"):
+        expected = hmac.new(secret, message, hashlib.sha256).digest()
+        assert key.sign(message) == expected
+        assert key.verify(message, expected)
+        assert not key.verify(message, expected[:-1] + bytes([expected[-1] ^ 1]))
+        assert not key.verify(message, expected[:16])
 
 
 def test_an_hs256_secret_shorter_than_32_bytes_is_refused_with_how_to_make_one() -> None:

@@ -217,14 +217,22 @@ func TestCheckVectorsFailsAVectorTheModuleDisagreesWith(t *testing.T) {
 	}
 }
 
-func TestCheckVectorsRefusesARingVectorThatFailsForAnotherReason(t *testing.T) {
+func TestCheckVectorsFailsARingVectorRefusedForAnotherReason(t *testing.T) {
 	// A ring whose keys are each refused alone (a weak secret) is refused as a
-	// ring too, but not for the rule the ring vectors pin (D4).
+	// ring too, but not for the rule the ring vectors pin (D4): it fails.
 	vector := invalidKeyVector{ID: "weak-ring", JWKS: json.RawMessage(`{"keys":[` +
 		`{"kty":"oct","kid":"a","k":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},` +
 		`{"kty":"oct","kid":"b","k":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}]}`)}
 	if check := vector.check(); check.OK {
 		t.Errorf("passed: %+v", check)
+	}
+	// Two keys that load alone, refused as a ring for sharing a kid: refused,
+	// but not for one secret in two uses.
+	sameKid := invalidKeyVector{ID: "same-kid", JWKS: json.RawMessage(`{"keys":[` +
+		`{"kty":"oct","kid":"a","k":"AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA"},` +
+		`{"kty":"oct","kid":"a","k":"IB8eHRwbGhkYFxYVFBMSERAPDg0MCwoJCAcGBQQDAgE"}]}`)}
+	if check := sameKid.check(); check.OK || !strings.HasPrefix(check.Got, "refused: ") {
+		t.Errorf("a ring refused for a shared kid passed, or was not refused: %+v", check)
 	}
 	both := invalidKeyVector{ID: "both", JWK: json.RawMessage(`{}`), JWKS: json.RawMessage(`{"keys":[]}`)}
 	if check := both.check(); check.OK {

@@ -152,7 +152,7 @@ func (s *Server) ring(jwks json.RawMessage) (*keys.Keyring, error) {
 // Answer is the reply to one request line (without a trailing newline): the
 // request's "id" and the operation's answer, {"unsupported": true} for an
 // operation this package does not know, or {"error": ...} for a request that
-// cannot be run. It never panics on bad input.
+// cannot be run.
 func (s *Server) Answer(line []byte) map[string]any {
 	var request map[string]json.RawMessage
 	if err := json.Unmarshal(line, &request); err != nil || request == nil {

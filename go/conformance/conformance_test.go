@@ -3,7 +3,9 @@ package conformance
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -105,4 +107,27 @@ func TestAVerifyJobWithoutItsRequiredMembersIsAnErrorNotAVerdict(t *testing.T) {
 	if reply["valid"] != false || reply["reason"] != "malformed" {
 		t.Errorf("a number as the token: %v", reply)
 	}
+}
+
+func TestOneServerAnswersFromSeveralGoroutines(t *testing.T) {
+	var k vectorKeys
+	readVectors(t, "keys.json", &k)
+	var ring bytes.Buffer
+	if err := json.Compact(&ring, k.VerifierJWKS); err != nil {
+		t.Fatal(err)
+	}
+	var s Server
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			line := fmt.Sprintf(`{"id":%d,"op":"verify","keys":%s,"token":"x","issuer":"i","user":"u","tool":"t","now":1}`, i, ring.String())
+			reply := s.Answer([]byte(line))
+			if reply["valid"] != false || reply["reason"] != "malformed" || string(reply["id"].(json.RawMessage)) != fmt.Sprint(i) {
+				t.Errorf("goroutine %d: %v", i, reply)
+			}
+		}()
+	}
+	wg.Wait()
 }

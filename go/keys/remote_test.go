@@ -58,18 +58,44 @@ func publicRing(t *testing.T, names ...string) []byte {
 	return r.PublicJWKS()
 }
 
+// servePublisher serves a publisher of the public keys named names on
+// loopback, until the test ends.
+func servePublisher(t *testing.T, names ...string) (*publisher, *httptest.Server) {
+	t.Helper()
+	p := &publisher{}
+	p.set(publicRing(t, names...), 0, 0)
+	server := httptest.NewServer(p)
+	t.Cleanup(server.Close)
+	return p, server
+}
+
+// testClock is a clock the test moves by hand; a refresh in the background
+// reads it too, hence the lock.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now is the clock's time, for WithRemoteClock.
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock on by d.
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestARemoteJWKSLoadsRefreshesOnAnUnknownKidWithACooldownAndKeepsTheLastGoodKeys(t *testing.T) {
-	p := &publisher{}
-	p.set(publicRing(t, "one"), 0, 0)
-	server := httptest.NewServer(p)
-	defer server.Close()
-	now := time.Unix(1000, 0)
-	var clockMu sync.Mutex
-	clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
-	advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
-	r, err := LoadRemoteJWKS(context.Background(), server.URL, WithRemoteClock(clock), WithLogger(quiet))
+	p, server := servePublisher(t, "one")
+	clock := &testClock{now: time.Unix(1000, 0)}
+	r, err := LoadRemoteJWKS(context.Background(), server.URL, WithRemoteClock(clock.Now), WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +106,7 @@ func TestARemoteJWKSLoadsRefreshesOnAnUnknownKidWithACooldownAndKeepsTheLastGood
 	if r.RefreshForUnknownKey(context.Background()) {
 		t.Error("a fetch within the cooldown of the first")
 	}
-	advance(DefaultCooldown)
+	clock.Advance(DefaultCooldown)
 	if !r.RefreshForUnknownKey(context.Background()) || r.Keyring().Get("two") == nil {
 		t.Error("an unknown kid after the cooldown did not fetch the new keys")
 	}
@@ -88,12 +114,12 @@ func TestARemoteJWKSLoadsRefreshesOnAnUnknownKidWithACooldownAndKeepsTheLastGood
 		t.Errorf("random kids made it fetch again: %d fetches", p.fetches.Load())
 	}
 	p.set([]byte("not json"), 0, 0)
-	advance(DefaultCooldown)
+	clock.Advance(DefaultCooldown)
 	if r.RefreshForUnknownKey(context.Background()) || r.Keyring().Get("two") == nil {
 		t.Error("a bad JWKS replaced the last good keys")
 	}
 	p.set(nil, http.StatusInternalServerError, 0)
-	advance(DefaultCooldown)
+	clock.Advance(DefaultCooldown)
 	if r.RefreshForUnknownKey(context.Background()) || r.Keyring().Get("two") == nil {
 		t.Error("a failing server replaced the last good keys")
 	}
@@ -147,10 +173,7 @@ func TestOnlyHTTPSOrLoopbackURLsWithoutCredentialsOrRedirects(t *testing.T) {
 			t.Errorf("%s refused: %v", u, err)
 		}
 	}
-	target := &publisher{}
-	target.set(publicRing(t, "one"), 0, 0)
-	good := httptest.NewServer(target)
-	defer good.Close()
+	_, good := servePublisher(t, "one")
 	redirect := httptest.NewServer(http.RedirectHandler(good.URL, http.StatusFound))
 	defer redirect.Close()
 	if _, err := LoadRemoteJWKS(context.Background(), redirect.URL, WithLogger(quiet)); err == nil {
@@ -159,21 +182,14 @@ func TestOnlyHTTPSOrLoopbackURLsWithoutCredentialsOrRedirects(t *testing.T) {
 }
 
 func TestTheScheduledRefreshRunsInTheBackground(t *testing.T) {
-	p := &publisher{}
-	p.set(publicRing(t, "one"), 0, 0)
-	server := httptest.NewServer(p)
-	defer server.Close()
-	now := time.Unix(1000, 0)
-	var clockMu sync.Mutex
-	clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
-	r, err := LoadRemoteJWKS(context.Background(), server.URL, WithRemoteClock(clock), WithLogger(quiet))
+	p, server := servePublisher(t, "one")
+	clock := &testClock{now: time.Unix(1000, 0)}
+	r, err := LoadRemoteJWKS(context.Background(), server.URL, WithRemoteClock(clock.Now), WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.set(publicRing(t, "two"), 0, 0)
-	clockMu.Lock()
-	now = now.Add(DefaultRefreshInterval)
-	clockMu.Unlock()
+	clock.Advance(DefaultRefreshInterval)
 	_ = r.Keyring() // starts the refresh; returns the old keys at once
 	for deadline := time.Now().Add(5 * time.Second); r.Keyring().Get("two") == nil; {
 		if time.Now().After(deadline) {

@@ -29,11 +29,8 @@ func decrypt(token string, ring *keys.Keyring) ([]byte, error) {
 	}
 	// Profile 5.1, step 3: Each segment is the canonical encoding of its bytes.
 	var decoded [5][]byte
-	for i, s := range segments {
-		var err error
-		if decoded[i], err = base64url.Decode(s); err != nil {
-			return nil, malformed("a segment is not canonical unpadded base64url")
-		}
+	if err := decodeSegments(segments, decoded[:]); err != nil {
+		return nil, err
 	}
 	// Profile 5.1, step 4: The protected header is strict JSON and an object.
 	header, err := decodeHeader(decoded[0])

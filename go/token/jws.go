@@ -36,7 +36,20 @@ func Decode(token string, maxTokenBytes int, ring *keys.Keyring) (*Claims, error
 	return parseClaims(payload) // steps 11 and 12
 }
 
-// decodeHeader makes step 4: the header is strict JSON and an object.
+// decodeSegments makes step 3 of either form: each segment is the canonical
+// unpadded base64url encoding of its bytes, which go to the same index of
+// decoded.
+func decodeSegments(segments []string, decoded [][]byte) error {
+	for i, s := range segments {
+		var err error
+		if decoded[i], err = base64url.Decode(s); err != nil {
+			return malformed("a segment is not canonical unpadded base64url")
+		}
+	}
+	return nil
+}
+
+// decodeHeader makes step 4 of either form: the header is strict JSON and an object.
 func decodeHeader(segment []byte) (*jsonstrict.Value, error) {
 	header, err := jsonstrict.Parse(segment, jsonstrict.Options{MaxDepth: maxTextDepth})
 	if err != nil || header.Kind != jsonstrict.Object {
@@ -69,11 +82,8 @@ func verifySigned(token string, ring *keys.Keyring) ([]byte, error) {
 	}
 	// Profile 5, step 3: Each segment is the canonical encoding of its bytes.
 	var decoded [3][]byte
-	for i, s := range segments {
-		var err error
-		if decoded[i], err = base64url.Decode(s); err != nil {
-			return nil, malformed("a segment is not canonical unpadded base64url")
-		}
+	if err := decodeSegments(segments, decoded[:]); err != nil {
+		return nil, err
 	}
 	// Profile 5, step 4: The header is strict JSON and an object.
 	header, err := decodeHeader(decoded[0])

@@ -5,7 +5,10 @@
 //	                        per vector, then "N passed, M failed"
 //	interop verify          stdin {"jobs": [...]} -> stdout {"results": [...]}
 //	interop mint            stdin {"jobs": [...]} -> stdout {"results": [...]}
-//	interop conformance     the JSON-lines protocol of mrtr-state conformance (conformance.go)
+//	interop conformance     the JSON-lines protocol of mrtr-state conformance
+//
+// The vectors and conformance commands are the module's own conformance.CheckVectors
+// and conformance.Serve; verify and mint are the jobs of jobs.go.
 //
 // A job that cannot be read (bad JSON, a missing member, a bad key) stops the
 // program with a message on stderr and exit status 2.
@@ -17,6 +20,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/mrtr-state/mrtr-state/go/conformance"
 )
 
 func main() {
@@ -33,9 +38,13 @@ func main() {
 func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	switch {
 	case len(args) == 2 && args[0] == "vectors":
-		return checkVectors(args[1], stdout)
+		_, failed, err := conformance.CheckVectors(args[1], stdout)
+		if err == nil && failed > 0 {
+			err = vectorsFailed{failed}
+		}
+		return err
 	case len(args) == 1 && args[0] == "conformance":
-		return conformance(stdin, stdout)
+		return conformance.Serve(stdin, stdout)
 	case len(args) == 1 && (args[0] == "verify" || args[0] == "mint"):
 		var batch struct {
 			Jobs []json.RawMessage `json:"jobs"`
@@ -62,6 +71,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	return errors.New("usage: interop vectors <dir> | interop verify | interop mint | interop conformance")
 }
+
+// vectorsFailed is the error when at least one vector failed (exit status 1).
+type vectorsFailed struct{ failed int }
+
+func (e vectorsFailed) Error() string { return fmt.Sprintf("%d vectors failed", e.failed) }
 
 // strictUnmarshal decodes one JSON value and refuses unknown members, so that a
 // misspelt option is an error rather than a silent default.

@@ -4,13 +4,16 @@
 // for both forms:
 //
 //	mrtr-state conformance --class strict -- ./bin/conformance
+//
+// It is package conformance's Serve, which any Go server built on this module
+// can call the same way.
 package main
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/mrtr-state/mrtr-state/go/internal/conformance"
+	"github.com/mrtr-state/mrtr-state/go/conformance"
 )
 
 func main() {
@@ -18,8 +21,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: conformance < requests.jsonl (the protocol of mrtr-state conformance)")
 		os.Exit(2)
 	}
-	var server conformance.Server
-	if err := server.Serve(os.Stdin, os.Stdout); err != nil {
+	if err := conformance.Serve(os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		os.Exit(1)
 	}

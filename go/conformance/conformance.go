@@ -1,8 +1,3 @@
-// Package conformance answers the JSON-lines protocol of `mrtr-state
-// conformance` (docs/conformance.md) with this module's public API: verify
-// through a Sealer, digest through binding.Digest, load_key through
-// keys.ParseJWK or keys.ParseJWKS. cmd/conformance serves it on stdin and stdout; the vector
-// tests of the module use the same Verify.
 package conformance
 
 import (
@@ -21,36 +16,32 @@ import (
 	"github.com/mrtr-state/mrtr-state/go/keys"
 )
 
-// VerifyJob is a verify request without its keys: the token, the verifier's
-// settings (nil: the profile's default) and the request being served.
-type VerifyJob struct {
-	Token            json.RawMessage `json:"token"`
-	Issuer           string          `json:"issuer"`
-	User             string          `json:"user"`
-	Tool             *string         `json:"tool"`
-	Prompt           *string         `json:"prompt"`
-	Resource         *string         `json:"resource"`
-	Arguments        json.RawMessage `json:"arguments"`
-	Now              *int64          `json:"now"`
-	MaxLifetime      *int64          `json:"max_lifetime"`
-	Leeway           *int64          `json:"leeway"`
-	MaxTokenBytes    *int64          `json:"max_token_bytes"`
-	RequireArguments *bool           `json:"require_arguments"`
+// Serve answers each request line of in on out, in order, one answer line
+// per request, flushed after each; it returns when in ends (nil) or when
+// reading or writing fails. A line of white space only is not a request and
+// gets no answer. It is (&Server{}).Serve.
+func Serve(in io.Reader, out io.Writer) error {
+	var s Server
+	return s.Serve(in, out)
 }
 
-// Verdict is the answer to a verify job.
-type Verdict struct {
-	Valid  bool            `json:"valid"`
-	State  json.RawMessage `json:"state,omitempty"`
-	Reason string          `json:"reason,omitempty"`
+// TargetMembers are the members of a job that name what its request
+// addresses: exactly one of "tool", "prompt" and "resource", non-empty.
+type TargetMembers struct {
+	Tool     *string `json:"tool"`
+	Prompt   *string `json:"prompt"`
+	Resource *string `json:"resource"`
 }
 
-// Target reads the job's one target.
-func (j *VerifyJob) Target() (binding.Target, error) {
+// Target reads the one target the members name, or says why they name none.
+func (m TargetMembers) Target() (binding.Target, error) {
 	var found []binding.Target
-	for kind, name := range map[binding.Kind]*string{binding.Tool: j.Tool, binding.Prompt: j.Prompt, binding.Resource: j.Resource} {
-		if name != nil {
-			found = append(found, binding.Target{Kind: kind, Name: *name})
+	for _, member := range []struct {
+		kind binding.Kind
+		name *string
+	}{{binding.Tool, m.Tool}, {binding.Prompt, m.Prompt}, {binding.Resource, m.Resource}} {
+		if member.name != nil {
+			found = append(found, binding.Target{Kind: member.kind, Name: *member.name})
 		}
 	}
 	if len(found) != 1 || found[0].Name == "" {
@@ -59,8 +50,34 @@ func (j *VerifyJob) Target() (binding.Target, error) {
 	return found[0], nil
 }
 
-// Verify runs the job with ring. An error means the job itself is wrong (a
-// missing member, an option out of range), never a verdict.
+// VerifyJob is a verify request without its keys: the token, the verifier's
+// settings (nil: the profile's default) and the request being served. Token
+// is the JSON value as sent, so that a token that is not a string is refused
+// as malformed (step 1) rather than failing the job.
+type VerifyJob struct {
+	Token  json.RawMessage `json:"token"`
+	Issuer string          `json:"issuer"`
+	User   string          `json:"user"`
+	TargetMembers
+	Arguments        json.RawMessage `json:"arguments"`
+	Now              *int64          `json:"now"`
+	MaxLifetime      *int64          `json:"max_lifetime"`
+	Leeway           *int64          `json:"leeway"`
+	MaxTokenBytes    *int64          `json:"max_token_bytes"`
+	RequireArguments *bool           `json:"require_arguments"`
+}
+
+// Verdict is the answer to a verify job: valid with the state, or refused
+// with a reason code of the profile (section 6).
+type Verdict struct {
+	Valid  bool            `json:"valid"`
+	State  json.RawMessage `json:"state,omitempty"`
+	Reason string          `json:"reason,omitempty"`
+}
+
+// Verify opens the job's token with ring and a Sealer made of the job's
+// settings (the profile's defaults where it has none). An error means the job
+// itself is wrong (a missing member, an option out of range), never a verdict.
 func (j *VerifyJob) Verify(ring *keys.Keyring) (Verdict, error) {
 	target, err := j.Target()
 	if err != nil {
@@ -107,7 +124,8 @@ func (j *VerifyJob) Verify(ring *keys.Keyring) (Verdict, error) {
 }
 
 // Server answers protocol requests; it keeps the rings it has loaded, since the
-// runner sends the same keys with every request.
+// runner sends the same keys with every request. The zero value is ready to
+// use, and one Server may answer from several goroutines.
 type Server struct {
 	mu    sync.Mutex
 	rings map[string]*keys.Keyring
@@ -131,7 +149,10 @@ func (s *Server) ring(jwks json.RawMessage) (*keys.Keyring, error) {
 	return r, nil
 }
 
-// Answer is the reply to one request line (without a trailing newline).
+// Answer is the reply to one request line (without a trailing newline): the
+// request's "id" and the operation's answer, {"unsupported": true} for an
+// operation this package does not know, or {"error": ...} for a request that
+// cannot be run.
 func (s *Server) Answer(line []byte) map[string]any {
 	var request map[string]json.RawMessage
 	if err := json.Unmarshal(line, &request); err != nil || request == nil {
@@ -199,14 +220,15 @@ func LoadKey(jwk, jwks json.RawMessage) error {
 	return err
 }
 
-// Serve answers each line of in on out, in order, flushed after each.
+// Serve answers each line of in on out, in order, flushed after each; see the
+// package function Serve.
 func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	reader := bufio.NewReaderSize(in, 1<<16)
 	writer := bufio.NewWriter(out)
 	for {
 		line, readErr := reader.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			if err := WriteJSON(writer, s.Answer(line)); err != nil {
+			if err := writeJSON(writer, s.Answer(line)); err != nil {
 				return err
 			}
 			if err := writer.Flush(); err != nil {
@@ -233,8 +255,8 @@ func strictUnmarshal(text []byte, into any) error {
 	return nil
 }
 
-// WriteJSON writes one JSON value and a newline, with < > & left unescaped.
-func WriteJSON(w io.Writer, value any) error {
+// writeJSON writes one JSON value and a newline, with < > & left unescaped.
+func writeJSON(w io.Writer, value any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(value)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -250,3 +253,51 @@ def test_an_unexpected_error_is_one_line_and_status_2_never_a_traceback(
     assert captured.err.count("\n") == 1
     assert "RuntimeError" in captured.err
     assert "secret-looking" not in captured.err
+
+
+def _release_fifo_after(path: Path, seconds: float) -> threading.Timer:
+    """Open the FIFO for writing and close it after ``seconds``, so a reader blocked on it goes on."""
+
+    def release() -> None:
+        with contextlib.suppress(OSError):  # no reader waiting: nothing to release
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    timer = threading.Timer(seconds, release)
+    timer.start()
+    return timer
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_fifo_as_key_file_is_refused_at_once_never_waited_on(
+    run: Run, rings: Rings, tmp_path: Path, command: str
+) -> None:
+    fifo = tmp_path / "keys.fifo"
+    os.mkfifo(fifo)
+    # A reader that blocks on the FIFO is let go after 5 s, and then reads no keys at all.
+    timer = _release_fifo_after(fifo, 5)
+    try:
+        started = time.monotonic()
+        line = run_with_key_file(run, command, "keys.fifo", rings)
+        elapsed = time.monotonic() - started
+    finally:
+        timer.cancel()
+    assert "'keys.fifo'" in line
+    assert "not a regular file (a FIFO)" in line
+    assert elapsed < 5
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+@pytest.mark.parametrize("mode", [0o666, 0o602], ids=oct)
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_key_file_anyone_may_write_is_refused_naming_the_fix_never_its_contents(
+    run: Run, rings: Rings, tmp_path: Path, command: str, mode: int
+) -> None:
+    writable = tmp_path / "writable.json"
+    writable.write_text(rings.mixed.read_text())
+    writable.chmod(mode)
+    line = run_with_key_file(run, command, "writable.json", rings)  # checks that no secret is shown
+    assert "'writable.json'" in line
+    assert f"anyone may write it (mode {mode:04o}): make it 0600 (chmod 600 FILE)" in line
+    assert "allow_world_writable" not in line  # the library's option, not the command line's
+    assert not (tmp_path / "new.json").exists()

@@ -263,6 +263,23 @@ def test_serve_answers_a_line_nested_too_deep_to_read_with_an_error_and_goes_on(
     assert answers[2] == GOOD_ANSWER
 
 
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_serve_answers_a_line_with_nan_or_infinity_with_an_error_and_goes_on(literal: str) -> None:
+    """``NaN`` and ``Infinity`` are not JSON (RFC 8259): a line holding one is a bad line, wherever it is."""
+    request = {**valid_verify_request(), "id": "nan"}
+    clock = json.dumps(request).replace(f'"now": {json.dumps(request["now"])}', f'"now": {literal}')
+    assert f'"now": {literal}' in clock
+    lines = [
+        clock,
+        '{"id": "d", "op": "digest", "arguments": {"a": ' + literal + "}}",
+        '{"id": ' + literal + ', "op": "digest", "arguments": {}}',
+        GOOD_LINE,
+    ]
+    answers = serve(lines)
+    assert answers[:3] == [{"id": None, "error": "a request line is not a JSON object"}] * 3
+    assert answers[3] == GOOD_ANSWER
+
+
 def test_serve_answers_a_clock_too_large_for_a_number_with_an_error_and_goes_on() -> None:
     request = {**valid_verify_request(), "id": "inf"}
     line = json.dumps(request).replace(f'"now": {json.dumps(request["now"])}', '"now": 1e400')

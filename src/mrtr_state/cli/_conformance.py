@@ -15,7 +15,7 @@ import random
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from mrtr_state.cli._io import CliError
 from mrtr_state.cli._parsing import Parser
@@ -329,7 +329,8 @@ def serve(requests: Any, output: Any) -> int:
     """Answer the protocol with this library: read request lines, write answer lines.
 
     Every line gets exactly one answer line and the loop goes on, whatever the line
-    holds: one that is not a JSON object (or nests too deep to read) is answered
+    holds: one that is not a JSON object (or nests too deep to read, or holds
+    ``NaN``, ``Infinity`` or ``-Infinity``, which are not JSON) is answered
     ``{"id": null, "error": ...}``, and a request that fails in any unforeseen way
     (a clock of ``1e400`` seconds, say) ``{"id": ..., "error": ...}``.
     """
@@ -339,10 +340,15 @@ def serve(requests: Any, output: Any) -> int:
     return 0
 
 
+def _not_json(literal: str) -> NoReturn:
+    """Refuse ``NaN``, ``Infinity`` and ``-Infinity``: Python reads them, JSON has none (RFC 8259)."""
+    raise ValueError(f"{literal} is not a JSON value")
+
+
 def _reply(line: bytes | str) -> str:
     """The answer line to one request line; never raises."""
     try:
-        request = json.loads(line)
+        request = json.loads(line, parse_constant=_not_json)
     except (ValueError, RecursionError):
         request = None
     if not isinstance(request, dict):

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from mrtr_state.cli._text import shown
 from mrtr_state.errors import KeyringError
+from mrtr_state.keys._key_file import read_key_file
 from mrtr_state.keys.keys import DEFAULT_KEYS_VARIABLE, Key, Keyring
 
 __all__ = [
@@ -44,7 +45,11 @@ class CliError(Exception):
 
 
 def read_text(source: str, *, what: str) -> str:
-    """The UTF-8 text of a file, or of standard input for ``-``; ``what`` names it in messages."""
+    """The UTF-8 text of a key file, or of standard input for ``-``; ``what`` names it in messages.
+
+    A file is read as :class:`~mrtr_state.keys.reloading.ReloadingKeyring` reads one: a
+    regular file only, and not one that anyone may write.
+    """
     if source == STDIO:
         name = "standard input"
         if sys.stdin is None:  # started with file descriptor 0 closed
@@ -52,17 +57,20 @@ def read_text(source: str, *, what: str) -> str:
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     else:
         name = shown(source)
+        if os.path.isdir(source):  # the reader refuses it too; this says it plainly
+            raise CliError(f"cannot read the {what} {name}: it is a directory")
         try:
-            with open(source, "rb") as file:
-                data = file.read(MAX_INPUT_BYTES + 1)
+            # The library's key file reader: a regular file only (a FIFO is refused, never
+            # waited on), and never one that anyone may write.
+            data, _mode = read_key_file(source, max_bytes=MAX_INPUT_BYTES + 1)
         except FileNotFoundError:
             raise CliError(f"cannot read the {what} {name}: no such file") from None
-        except IsADirectoryError:
-            raise CliError(f"cannot read the {what} {name}: it is a directory") from None
         except PermissionError:
             raise CliError(f"cannot read the {what} {name}: permission denied") from None
         except OSError as exc:
             raise CliError(f"cannot read the {what} {name}: {exc.strerror or type(exc).__name__}") from None
+        except KeyringError as exc:
+            raise CliError(f"cannot read the {what} {name}: {exc}") from None
     if len(data) > MAX_INPUT_BYTES:
         raise CliError(f"the {what} {name} is larger than {MAX_INPUT_BYTES >> 20} MiB; is it the right file?")
     try:

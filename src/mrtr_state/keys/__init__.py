@@ -4,6 +4,7 @@
   here, so ``from mrtr_state.keys import Keyring`` keeps working;
 - :mod:`~mrtr_state.keys._ed25519`: the Ed25519 public key checks (profile 7.2);
 - :mod:`~mrtr_state.keys.key_source`: what a sealer takes its keys from (a ring, a source, a function);
+- :mod:`~mrtr_state.keys._key_file`: the one reader of key files (regular files only, never world-writable);
 - :mod:`~mrtr_state.keys.reloading` and :mod:`~mrtr_state.keys.remote_jwks`: keys that change while the
   server runs (imported only when used).
 """

@@ -44,7 +44,6 @@ import hashlib
 import logging
 import os
 import signal
-import stat
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -52,6 +51,7 @@ from types import FrameType
 from typing import Final
 
 from mrtr_state.errors import KeyringError
+from mrtr_state.keys._key_file import read_key_file
 from mrtr_state.keys.keys import DEFAULT_KEYS_VARIABLE, Key, Keyring
 from mrtr_state.metrics import StateMetrics, record
 
@@ -83,52 +83,16 @@ def _identity(path: str) -> _Identity:
 
 
 def _read(path: str, *, allow_world_writable: bool) -> tuple[bytes, int]:
-    """The key file's bytes and its permission bits.
-
-    Opened without blocking, so that a FIFO at the path never holds the request
-    thread waiting for a writer; then only a regular file is read.
-    """
-    flags = (
-        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    """The key file's bytes and its permission bits, read by the one key file reader."""
+    data, mode = read_key_file(
+        path,
+        max_bytes=MAX_KEY_FILE_BYTES + 1,
+        allow_world_writable=allow_world_writable,
+        how_to_allow="pass allow_world_writable=True",
     )
-    fd = os.open(path, flags)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise KeyringError(
-                f"it is not a regular file ({_kind(st.st_mode)}): give the path of the key file"
-            )
-        mode = stat.S_IMODE(st.st_mode)
-        if mode & stat.S_IWOTH and not allow_world_writable and os.name != "nt":
-            raise KeyringError(
-                f"anyone may write it (mode {mode:04o}): make it 0600 (chmod 600 FILE), or pass "
-                "allow_world_writable=True"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_KEY_FILE_BYTES:
-            chunk = os.read(fd, MAX_KEY_FILE_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > MAX_KEY_FILE_BYTES:
+    if len(data) > MAX_KEY_FILE_BYTES:
         raise KeyringError(f"it is larger than {MAX_KEY_FILE_BYTES} bytes")
-    return b"".join(chunks), mode
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a file"
+    return data, mode
 
 
 def _warn_if_readable_by_others(path: str, mode: int) -> None:

@@ -50,7 +50,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any, Final, TypeVar
+from typing import Any, ClassVar, Final, NamedTuple, TypeVar
 
 try:
     import redis
@@ -86,13 +86,8 @@ DEFAULT_TIMEOUT: Final = 1.0
 #: How long, by default, ``WAIT`` waits for replicas with the durability option, in seconds.
 DEFAULT_WAIT_TIMEOUT: Final = 0.5
 
-# redis-py leaves the Sentinel classes untyped.
-_SYNC_SENTINEL: Final[Any] = redis.sentinel.Sentinel
-_ASYNC_SENTINEL: Final[Any] = redis.asyncio.sentinel.Sentinel
-
-# redis-py leaves these untyped too.
+# redis-py leaves this untyped.
 _PARSE_URL: Final[Any] = redis.connection.parse_url
-_SYNC_CLUSTER_NODE: Final[Any] = redis.cluster.ClusterNode
 
 _ERROR_CODE: Final = re.compile(r"[A-Z][A-Z_]{1,31}")
 
@@ -226,6 +221,36 @@ def _async_no_retry() -> redis.asyncio.retry.Retry:
     return redis.asyncio.retry.Retry(redis.backoff.NoBackoff(), 0)
 
 
+class _ClientKind(NamedTuple):
+    """The redis-py classes the builders (``from_*``) make clients of: blocking, or asyncio.
+
+    The builders are one piece of code for both stores; this table is all that
+    differs between them. (redis-py leaves the Sentinel and node classes untyped.)
+    """
+
+    redis: Any
+    cluster: Any
+    cluster_node: Any
+    sentinel: Any
+    no_retry: Callable[[], object]
+
+
+_BLOCKING: Final = _ClientKind(
+    redis=redis.Redis,
+    cluster=redis.cluster.RedisCluster,
+    cluster_node=redis.cluster.ClusterNode,
+    sentinel=redis.sentinel.Sentinel,
+    no_retry=_no_retry,
+)
+_ASYNCIO: Final = _ClientKind(
+    redis=redis.asyncio.Redis,
+    cluster=redis.asyncio.cluster.RedisCluster,
+    cluster_node=redis.asyncio.cluster.ClusterNode,
+    sentinel=redis.asyncio.sentinel.Sentinel,
+    no_retry=_async_no_retry,
+)
+
+
 def _client_options(timeout: float) -> dict[str, Any]:
     """What every client the builders make gets: bounded waits and no retries.
 
@@ -345,8 +370,25 @@ def _unreachable(exc: Exception) -> ReplayStoreError:
 _Store = TypeVar("_Store", bound="_RedisStoreBase")
 
 
+def _pipeline(client: Any, commands: Sequence[tuple[object, ...]]) -> Any:
+    """A pipeline (no ``MULTI``) on ``client``, with ``commands`` queued: they go down one connection."""
+    pipe = client.pipeline(transaction=False)
+    for command in commands:
+        pipe.execute_command(*command)
+    return pipe
+
+
+def _map_is_stale(replies: Sequence[object]) -> bool:
+    """Whether a reply says the cluster's map of slots to nodes is stale (``MOVED`` after a failover)."""
+    return any(isinstance(reply, _TOPOLOGY_ERRORS) for reply in replies)
+
+
 class _RedisStoreBase:
-    """The options, the key and the ``repr`` the sync and async stores share."""
+    """What the sync and async stores share: the options, the builders, the commands and the ``repr``.
+
+    Each store keeps only what must differ: the clients it accepts, and its I/O
+    (a blocking call in one, an awaited one in the other).
+    """
 
     __slots__ = (
         "_client",
@@ -359,6 +401,9 @@ class _RedisStoreBase:
         "_wait_ms",
     )
 
+    #: The classes the builders make clients of.
+    _kind: ClassVar[_ClientKind]
+
     _client: Any
     _sentinels: list[Any]
     _clock: Callable[[], float]
@@ -368,22 +413,143 @@ class _RedisStoreBase:
     _replicas: int
     _wait_ms: int
 
-    def _setup(
+    def __init__(
         self,
-        client: object,
-        prefix: object,
-        clock: object,
-        wait_replicas: object,
-        wait_timeout: object,
+        client: Any,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Callable[[], float] = time.time,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
     ) -> None:
+        """Check and keep the options; the subclass has checked ``client``."""
         _check_options(prefix, clock)
         self._replicas, self._wait_ms = _check_durability(wait_replicas, wait_timeout)
         self._client = client
-        self._prefix = prefix  # type: ignore[assignment]  # checked above
-        self._clock = clock  # type: ignore[assignment]  # checked above
+        self._prefix = prefix
+        self._clock = clock
         self._owns_client = False
         self._sentinels = []  # from_sentinel's clients of the Sentinels, closed with the store
         self._refreshing = threading.Lock()
+
+    @classmethod
+    def from_url(
+        cls: type[_Store],
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Callable[[], float] = time.time,
+        timeout: float = DEFAULT_TIMEOUT,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+    ) -> _Store:
+        """A store with its own client for ``url`` (``redis://``, ``rediss://`` or ``unix://``).
+
+        The client connects lazily, times out after ``timeout`` seconds (connect
+        and command) and does not retry: a redemption Redis did not answer is
+        refused at once instead of being repeated behind the server's back.
+        With ``wait_replicas``, ``wait_timeout`` must be less than ``timeout``.
+        :meth:`close` (``aclose`` for the async store) closes it.
+        """
+        url = _check_url(url)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
+        kind = cls._kind
+        try:
+            client = kind.redis.from_url(url, retry=kind.no_retry(), **_client_options(timeout))
+        except (ValueError, TypeError):
+            raise _bad_url() from None
+        return cls(
+            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
+        )._owning()
+
+    @classmethod
+    def from_sentinel(
+        cls: type[_Store],
+        sentinels: Sequence[tuple[str, int]],
+        service_name: str,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        sentinel_password: str | None = None,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Callable[[], float] = time.time,
+        timeout: float = DEFAULT_TIMEOUT,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+    ) -> _Store:
+        """A store writing to the primary the Sentinels name for ``service_name``.
+
+        ``sentinels`` are ``(host, port)`` pairs. The client asks the Sentinels
+        for the primary before it connects, and again after a failover (a
+        connection to a demoted primary is dropped, and that redemption is
+        refused). The Sentinel and Redis connections both get ``timeout`` and no
+        retries, as in :meth:`from_url`. ``username`` and ``password`` log in to
+        Redis (an ACL user, or the default user's password), ``sentinel_password``
+        to the Sentinels (if they have one).
+        """
+        checked = _check_sentinels(sentinels, service_name)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
+        kind = cls._kind
+        sentinel: Any = kind.sentinel(
+            checked,
+            sentinel_kwargs=_sentinel_options(timeout, sentinel_password, kind.no_retry()),
+            **_sentinel_options(timeout, password, kind.no_retry()),
+            **_username(username),
+        )
+        store = cls(
+            sentinel.master_for(service_name),
+            prefix=prefix,
+            clock=clock,
+            wait_replicas=wait_replicas,
+            wait_timeout=wait_timeout,
+        )._owning()
+        store._sentinels = list(sentinel.sentinels)
+        return store
+
+    @classmethod
+    def from_cluster(
+        cls: type[_Store],
+        url: str | Sequence[str],
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        clock: Callable[[], float] = time.time,
+        timeout: float = DEFAULT_TIMEOUT,
+        wait_replicas: int = 0,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+    ) -> _Store:
+        """A store on the Redis Cluster whose start-up nodes are at ``url`` (``redis://`` or ``rediss://``).
+
+        ``url`` is one node's URL, or a sequence of several (the start-up nodes,
+        as ``RedisCluster(startup_nodes=...)`` takes them; every one the first
+        with another host and port). Give several: the client learns the cluster
+        from any of them that answers, so a start-up node that is down
+        (a primary that failed) does not keep the store down. Once it knows the
+        cluster, it relearns it from any node. :class:`RedisReplayStore`'s client
+        connects at once (:class:`~mrtr_state.ReplayStoreError` if no start-up
+        node answers); :class:`AsyncRedisReplayStore`'s on the first redemption,
+        and until it has learnt the cluster each redemption tries every start-up
+        node (and is refused, ``store_unavailable``, if none answers).
+        Timeouts and retries as in :meth:`from_url`: a command that times out or
+        finds its node gone is refused, and the client relearns the cluster's map
+        for the next one; a ``MOVED`` redirect (the command did not run) is followed.
+        """
+        first, others = _check_cluster_urls(url)
+        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
+        kind = cls._kind
+        try:
+            client = kind.cluster.from_url(
+                first,
+                startup_nodes=[kind.cluster_node(host, port) for host, port in others],
+                retry=kind.no_retry(),
+                **_client_options(timeout),
+            )
+        except (ValueError, TypeError):
+            raise _bad_url() from None
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
+            raise _unreachable(exc) from None
+        return cls(
+            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
+        )._owning()
 
     def _owning(self: _Store) -> _Store:
         """Mark the client as the builder's: :meth:`close` (or ``aclose``) closes it."""
@@ -413,9 +579,13 @@ class _RedisStoreBase:
         """The Redis key and the retention (ms) of one redemption."""
         return _hashed(self._prefix, key), _retention_ms(expires_at, self._clock())
 
+    def _durable_commands(self, rkey: str, ms: int) -> list[tuple[object, ...]]:
+        """``SET NX PX`` and the ``WAIT`` after it, for one connection.
 
-def _set_args(rkey: str, ms: int) -> tuple[object, ...]:
-    return ("SET", rkey, 1, "NX", "PX", ms)
+        ``WAIT`` counts the replicas that have the writes of *its own connection*,
+        so both go down one connection to the key's primary.
+        """
+        return [("SET", rkey, 1, "NX", "PX", ms), ("WAIT", self._replicas, self._wait_ms)]
 
 
 class RedisReplayStore(_RedisStoreBase):
@@ -445,6 +615,8 @@ class RedisReplayStore(_RedisStoreBase):
 
     __slots__ = ()
 
+    _kind = _BLOCKING
+
     def __init__(
         self,
         client: SyncClient,
@@ -458,120 +630,9 @@ class RedisReplayStore(_RedisStoreBase):
             raise TypeError("this is an asyncio client: use AsyncRedisReplayStore")
         if not isinstance(client, (redis.Redis, redis.cluster.RedisCluster)):
             raise TypeError(f"client must be a redis.Redis client, not {type(client).__name__}")
-        self._setup(client, prefix, clock, wait_replicas, wait_timeout)
-
-    @classmethod
-    def from_url(
-        cls,
-        url: str,
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Callable[[], float] = time.time,
-        timeout: float = DEFAULT_TIMEOUT,
-        wait_replicas: int = 0,
-        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-    ) -> RedisReplayStore:
-        """A store with its own client for ``url`` (``redis://``, ``rediss://`` or ``unix://``).
-
-        The client connects lazily, times out after ``timeout`` seconds (connect
-        and command) and does not retry: a redemption Redis did not answer is
-        refused at once instead of being repeated behind the server's back.
-        With ``wait_replicas``, ``wait_timeout`` must be less than ``timeout``.
-        :meth:`close` closes it.
-        """
-        url = _check_url(url)
-        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
-        try:
-            client = redis.Redis.from_url(url, retry=_no_retry(), **_client_options(timeout))
-        except (ValueError, TypeError):
-            raise _bad_url() from None
-        return cls(
+        super().__init__(
             client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
-        )._owning()
-
-    @classmethod
-    def from_sentinel(
-        cls,
-        sentinels: Sequence[tuple[str, int]],
-        service_name: str,
-        *,
-        username: str | None = None,
-        password: str | None = None,
-        sentinel_password: str | None = None,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Callable[[], float] = time.time,
-        timeout: float = DEFAULT_TIMEOUT,
-        wait_replicas: int = 0,
-        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-    ) -> RedisReplayStore:
-        """A store writing to the primary the Sentinels name for ``service_name``.
-
-        ``sentinels`` are ``(host, port)`` pairs. The client asks the Sentinels
-        for the primary before it connects, and again after a failover (a
-        connection to a demoted primary is dropped, and that redemption is
-        refused). The Sentinel and Redis connections both get ``timeout`` and no
-        retries, as in :meth:`from_url`. ``username`` and ``password`` log in to
-        Redis (an ACL user, or the default user's password), ``sentinel_password``
-        to the Sentinels (if they have one).
-        """
-        checked = _check_sentinels(sentinels, service_name)
-        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
-        sentinel: Any = _SYNC_SENTINEL(
-            checked,
-            sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _no_retry()),
-            **_sentinel_options(timeout, password, _no_retry()),
-            **_username(username),
         )
-        store = cls(
-            sentinel.master_for(service_name),
-            prefix=prefix,
-            clock=clock,
-            wait_replicas=wait_replicas,
-            wait_timeout=wait_timeout,
-        )._owning()
-        store._sentinels = list(sentinel.sentinels)
-        return store
-
-    @classmethod
-    def from_cluster(
-        cls,
-        url: str | Sequence[str],
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Callable[[], float] = time.time,
-        timeout: float = DEFAULT_TIMEOUT,
-        wait_replicas: int = 0,
-        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-    ) -> RedisReplayStore:
-        """A store on the Redis Cluster whose start-up nodes are at ``url`` (``redis://`` or ``rediss://``).
-
-        ``url`` is one node's URL, or a sequence of several (the start-up nodes,
-        as ``RedisCluster(startup_nodes=...)`` takes them; every one the first
-        with another host and port). Give several: the client learns the cluster
-        from any of them that answers, so a start-up node that is down
-        (a primary that failed) does not keep the store down. Once it knows the
-        cluster, it relearns it from any node. The client connects at once
-        (:class:`~mrtr_state.ReplayStoreError` if no start-up node answers).
-        Timeouts and retries as in :meth:`from_url`: a command that times out or
-        finds its node gone is refused, and the client relearns the cluster's map
-        for the next one; a ``MOVED`` redirect (the command did not run) is followed.
-        """
-        first, others = _check_cluster_urls(url)
-        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
-        try:
-            client = redis.cluster.RedisCluster.from_url(
-                first,
-                startup_nodes=[_SYNC_CLUSTER_NODE(host, port) for host, port in others],
-                retry=_no_retry(),
-                **_client_options(timeout),
-            )
-        except (ValueError, TypeError):
-            raise _bad_url() from None
-        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
-            raise _unreachable(exc) from None
-        return cls(
-            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
-        )._owning()
 
     def __enter__(self) -> RedisReplayStore:
         return self
@@ -601,27 +662,21 @@ class RedisReplayStore(_RedisStoreBase):
                 return _verdict(client.set(rkey, 1, nx=True, px=ms))
             if isinstance(client, redis.cluster.RedisCluster):
                 return self._durable_on_cluster(client, rkey, ms)
-            pipe: Any = client.pipeline(transaction=False)
-            pipe.execute_command(*_set_args(rkey, ms))
-            pipe.execute_command("WAIT", self._replicas, self._wait_ms)
+            pipe = _pipeline(client, self._durable_commands(rkey, ms))
             return _durable_verdict(pipe.execute(raise_on_error=False), self._replicas)
         except Exception as exc:
             raise _failure(exc) from None
 
     def _durable_on_cluster(self, client: redis.cluster.RedisCluster, rkey: str, ms: int) -> bool:
-        # WAIT counts the replicas that have the writes of *its own connection*, so
-        # the SET and the WAIT go down one connection to the key's primary.
         cluster: Any = client  # redis-py leaves these methods untyped
-        node = cluster.get_node_from_key(rkey)
-        pipe: Any = cluster.get_redis_connection(node).pipeline(transaction=False)
-        pipe.execute_command(*_set_args(rkey, ms))
-        pipe.execute_command("WAIT", self._replicas, self._wait_ms)
+        primary = cluster.get_redis_connection(cluster.get_node_from_key(rkey))
+        pipe = _pipeline(primary, self._durable_commands(rkey, ms))
         try:
             replies = pipe.execute(raise_on_error=False)
         except _TOPOLOGY_ERRORS:
             self._relearn(client)
             raise
-        if any(isinstance(reply, _TOPOLOGY_ERRORS) for reply in replies):
+        if _map_is_stale(replies):
             self._relearn(client)  # MOVED after a failover: this one is refused, the next goes right
         return _durable_verdict(replies, self._replicas)
 
@@ -650,10 +705,14 @@ class AsyncRedisReplayStore(_RedisStoreBase):
     Redeem through ``await sealer.open_async(..., consume=True)``. Args as for
     :class:`RedisReplayStore`, with a ``redis.asyncio.Redis`` (also Sentinel-managed)
     or ``redis.asyncio.cluster.RedisCluster`` client. Use it from one event loop:
-    a ``redis.asyncio`` client belongs to the loop it first ran in.
+    a ``redis.asyncio`` client belongs to the loop it first ran in. The builders
+    (``from_*``) are :class:`RedisReplayStore`'s, with ``redis.asyncio`` clients;
+    :meth:`aclose` closes the client they make.
     """
 
     __slots__ = ()
+
+    _kind = _ASYNCIO
 
     def __init__(
         self,
@@ -673,99 +732,9 @@ class AsyncRedisReplayStore(_RedisStoreBase):
                     else ""
                 )
             )
-        self._setup(client, prefix, clock, wait_replicas, wait_timeout)
-
-    @classmethod
-    def from_url(
-        cls,
-        url: str,
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Callable[[], float] = time.time,
-        timeout: float = DEFAULT_TIMEOUT,
-        wait_replicas: int = 0,
-        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-    ) -> AsyncRedisReplayStore:
-        """A store with its own ``redis.asyncio`` client; as :meth:`RedisReplayStore.from_url`.
-
-        :meth:`aclose` closes it.
-        """
-        url = _check_url(url)
-        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
-        try:
-            client = redis.asyncio.Redis.from_url(url, retry=_async_no_retry(), **_client_options(timeout))
-        except (ValueError, TypeError):
-            raise _bad_url() from None
-        return cls(
+        super().__init__(
             client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
-        )._owning()
-
-    @classmethod
-    def from_sentinel(
-        cls,
-        sentinels: Sequence[tuple[str, int]],
-        service_name: str,
-        *,
-        username: str | None = None,
-        password: str | None = None,
-        sentinel_password: str | None = None,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Callable[[], float] = time.time,
-        timeout: float = DEFAULT_TIMEOUT,
-        wait_replicas: int = 0,
-        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-    ) -> AsyncRedisReplayStore:
-        """As :meth:`RedisReplayStore.from_sentinel`, with ``redis.asyncio`` clients."""
-        checked = _check_sentinels(sentinels, service_name)
-        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
-        sentinel: Any = _ASYNC_SENTINEL(
-            checked,
-            sentinel_kwargs=_sentinel_options(timeout, sentinel_password, _async_no_retry()),
-            **_sentinel_options(timeout, password, _async_no_retry()),
-            **_username(username),
         )
-        store = cls(
-            sentinel.master_for(service_name),
-            prefix=prefix,
-            clock=clock,
-            wait_replicas=wait_replicas,
-            wait_timeout=wait_timeout,
-        )._owning()
-        store._sentinels = list(sentinel.sentinels)
-        return store
-
-    @classmethod
-    def from_cluster(
-        cls,
-        url: str | Sequence[str],
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        clock: Callable[[], float] = time.time,
-        timeout: float = DEFAULT_TIMEOUT,
-        wait_replicas: int = 0,
-        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-    ) -> AsyncRedisReplayStore:
-        """As :meth:`RedisReplayStore.from_cluster`; the client connects on the first redemption.
-
-        Until it has learnt the cluster, each redemption tries every start-up
-        node (and is refused, ``store_unavailable``, if none answers).
-        """
-        first, others = _check_cluster_urls(url)
-        timeout = _builder_timeout(timeout, wait_replicas, wait_timeout)
-        try:
-            client = redis.asyncio.cluster.RedisCluster.from_url(
-                first,
-                startup_nodes=[redis.asyncio.cluster.ClusterNode(host, port) for host, port in others],
-                retry=_async_no_retry(),
-                **_client_options(timeout),
-            )
-        except (ValueError, TypeError):
-            raise _bad_url() from None
-        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
-            raise _unreachable(exc) from None
-        return cls(
-            client, prefix=prefix, clock=clock, wait_replicas=wait_replicas, wait_timeout=wait_timeout
-        )._owning()
 
     async def __aenter__(self) -> AsyncRedisReplayStore:
         return self
@@ -791,13 +760,11 @@ class AsyncRedisReplayStore(_RedisStoreBase):
                 # Learn the cluster before the first command: coroutines that all
                 # connect while the client is still learning it lose connections.
                 await client.initialize()  # a no-op once it knows the cluster
-                if self._replicas:
-                    return await self._durable_on_cluster(client, rkey, ms)
             if not self._replicas:
                 return _verdict(await client.set(rkey, 1, nx=True, px=ms))
-            pipe: Any = client.pipeline(transaction=False)
-            pipe.execute_command(*_set_args(rkey, ms))
-            pipe.execute_command("WAIT", self._replicas, self._wait_ms)
+            if isinstance(client, redis.asyncio.cluster.RedisCluster):
+                return await self._durable_on_cluster(client, rkey, ms)
+            pipe = _pipeline(client, self._durable_commands(rkey, ms))
             return _durable_verdict(await pipe.execute(raise_on_error=False), self._replicas)
         except Exception as exc:
             raise _failure(exc) from None
@@ -805,25 +772,26 @@ class AsyncRedisReplayStore(_RedisStoreBase):
     async def _durable_on_cluster(
         self, client: redis.asyncio.cluster.RedisCluster, rkey: str, ms: int
     ) -> bool:
-        # As the sync store: SET and WAIT down one connection to the key's primary.
-        node = client.get_node_from_key(rkey)
-        if node is None:
+        # The async cluster client has no pipeline for one node: its commands are queued by hand.
+        primary = client.get_node_from_key(rkey)
+        if primary is None:
             raise ReplayStoreError("the Redis Cluster has no primary for the key's slot")
         commands = [
-            redis.asyncio.cluster.PipelineCommand(0, *_set_args(rkey, ms)),
-            redis.asyncio.cluster.PipelineCommand(1, "WAIT", self._replicas, self._wait_ms),
+            redis.asyncio.cluster.PipelineCommand(position, *command)
+            for position, command in enumerate(self._durable_commands(rkey, ms))
         ]
         try:
-            await node.execute_pipeline(commands)
+            await primary.execute_pipeline(commands)
         except _TOPOLOGY_ERRORS:
             await self._relearn(client)
             raise
         replies = [command.result for command in commands]
-        if any(isinstance(reply, _TOPOLOGY_ERRORS) for reply in replies):
+        if _map_is_stale(replies):
             await self._relearn(client)
         return _durable_verdict(replies, self._replicas)
 
     async def _relearn(self, client: redis.asyncio.cluster.RedisCluster) -> None:
+        """As :meth:`RedisReplayStore._relearn`, awaited."""
         if not self._refreshing.acquire(blocking=False):
             return
         try:

@@ -8,6 +8,7 @@ import hmac
 import json
 import os
 import pickle
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -68,6 +69,23 @@ def test_an_hs256_key_signs_as_hmac_sha256_of_its_secret_every_time() -> None:
         assert key.verify(message, expected)
         assert not key.verify(message, expected[:-1] + bytes([expected[-1] ^ 1]))
         assert not key.verify(message, expected[:16])
+
+
+def test_one_hs256_key_signs_and_verifies_from_many_threads_at_once() -> None:
+    key = Key.from_secret(bytes(range(1, 33)), kid="k")
+    messages = [os.urandom(64 + n) for n in range(200)]
+    expected = [key.sign(message) for message in messages]
+
+    def work(offset: int) -> bool:
+        return all(
+            key.sign(messages[(i + offset) % 200]) == expected[(i + offset) % 200]
+            and key.verify(messages[(i + offset) % 200], expected[(i + offset) % 200])
+            and not key.verify(messages[(i + offset) % 200], expected[(i + offset + 1) % 200])
+            for i in range(200)
+        )
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(work, range(16)))
 
 
 def test_an_hs256_secret_shorter_than_32_bytes_is_refused_with_how_to_make_one() -> None:

@@ -6,9 +6,9 @@ from a JWK (RFC 7517, RFC 8037) or generated. A :class:`Keyring` is an
 ordered set of keys: the first one signs, every one verifies, each is found by its
 ``kid``. Keys and rings are immutable; rotation builds a new ring.
 
-The cryptography itself is the standard library's ``hmac`` (HS256, keyed once
-per key) and ``cryptography``'s Ed25519 key objects (EdDSA) and AES-GCM (the
-encrypted form); this module adds the profile's rules on top: the
+The cryptography itself is ``cryptography``'s: HMAC-SHA256 (HS256, keyed once
+per key), Ed25519 key objects (EdDSA) and AES-GCM (the encrypted form); this
+module adds the profile's rules on top: the
 algorithm is a property of the key (never of a token), HS256 secrets have at
 least 32 bytes, no ``oct`` secret is one byte or a short pattern repeated, an
 encryption key shares its secret with no other key of its ring, an explicit
@@ -35,6 +35,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.hmac import HMAC
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from mrtr_state.errors import KeyringError
@@ -322,7 +324,7 @@ class HS256Key(_OctKey):
     _use: ClassVar[str] = "sig"
     _what: ClassVar[str] = "an HS256 secret"
     #: HMAC-SHA256 keyed with the secret and fed nothing: never updated, only copied.
-    _mac: hmac.HMAC
+    _mac: HMAC
 
     @classmethod
     def _make(cls, secret: bytes, kid: str | None) -> _OctKey:
@@ -330,7 +332,7 @@ class HS256Key(_OctKey):
         # The secret is hashed into HMAC's inner and outer pads once, here; every
         # sign and verify copies that state instead of keying HMAC again (RFC 2104,
         # section 4), a measurable part of a small state's open (docs/benchmarks.md).
-        object.__setattr__(key, "_mac", hmac.new(secret, digestmod=hashlib.sha256))
+        object.__setattr__(key, "_mac", HMAC(secret, SHA256()))
         return key
 
     @classmethod
@@ -346,13 +348,17 @@ class HS256Key(_OctKey):
         """HMAC-SHA256 of ``message`` (RFC 7518, section 3.2)."""
         mac = self._mac.copy()
         mac.update(message)
-        return mac.digest()
+        return mac.finalize()
 
     def verify(self, message: bytes, signature: bytes) -> bool:
         """Compare in constant time with the HMAC-SHA256 of ``message``."""
         mac = self._mac.copy()
         mac.update(message)
-        return hmac.compare_digest(mac.digest(), signature)
+        try:
+            mac.verify(signature)  # constant time
+        except InvalidSignature:
+            return False
+        return True
 
 
 class EdDSAKey(Key):

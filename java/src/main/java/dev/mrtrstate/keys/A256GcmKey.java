@@ -1,10 +1,7 @@
 package dev.mrtrstate.keys;
 
-import dev.mrtrstate.token.Base64Url;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
@@ -15,24 +12,23 @@ import javax.crypto.spec.SecretKeySpec;
  * JDK's {@code AES/GCM/NoPadding}. The 96-bit IV of every token comes from the system's secure random source,
  * never from a hook (decision D6). Never published.
  */
-public final class A256GcmKey extends Key {
+public final class A256GcmKey extends OctKey {
     /** The IV size, 96 bits. */
     public static final int IV_BYTES = 12;
     /** The tag size, 128 bits. */
     public static final int TAG_BYTES = 16;
 
-    private final byte[] secret;
     private final SecretKeySpec aesKey;
 
     A256GcmKey(byte[] secret, String kid) {
-        super(kid != null ? kid : thumbprintOf("k", Base64Url.encode(secret), "kty", "oct"));
-        if (secret.length != ENCRYPTION_KEY_BYTES) {
-            throw new KeyringException("an A256GCM key must be exactly " + ENCRYPTION_KEY_BYTES + " bytes, this one is "
-                    + secret.length);
-        }
-        checkNotRepeated(secret);
-        this.secret = secret;
+        super(secret, kid, lengthProblem(secret.length), "enc", "an A256GCM encryption key");
         this.aesKey = new SecretKeySpec(secret, "AES");
+    }
+
+    /** Profile 7.6: an A256GCM key is exactly 32 bytes. */
+    private static String lengthProblem(int length) {
+        return length == ENCRYPTION_KEY_BYTES ? null : "an A256GCM key must be exactly " + ENCRYPTION_KEY_BYTES
+                + " bytes, this one is " + length;
     }
 
     /** The result of {@link #encrypt}: a fresh IV, the ciphertext and the tag. */
@@ -57,37 +53,6 @@ public final class A256GcmKey extends Key {
     @Override
     public KeyAlgorithm algorithm() {
         return KeyAlgorithm.A256GCM;
-    }
-
-    @Override
-    public boolean canSeal() {
-        return true;
-    }
-
-    @Override
-    public String thumbprint() {
-        return thumbprintOf("k", Base64Url.encode(secret), "kty", "oct");
-    }
-
-    @Override
-    public Map<String, String> publicJwk() {
-        throw new KeyringException("key " + kid() + " is an A256GCM encryption key, which has no public JWK");
-    }
-
-    @Override
-    public Map<String, String> privateJwk() {
-        Map<String, String> jwk = new LinkedHashMap<>();
-        jwk.put("kty", "oct");
-        jwk.put("alg", "A256GCM");
-        jwk.put("use", "enc");
-        jwk.put("kid", kid());
-        jwk.put("k", Base64Url.encode(secret));
-        return jwk;
-    }
-
-    @Override
-    byte[] secret() {
-        return secret;
     }
 
     /**

@@ -66,10 +66,7 @@ public final class A256GcmKey extends OctKey {
         byte[] iv = new byte[IV_BYTES];
         RANDOM.nextBytes(iv);
         try {
-            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
-            cipher.init(Cipher.ENCRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, iv));
-            cipher.updateAAD(aad);
-            byte[] out = cipher.doFinal(plaintext);
+            byte[] out = cipher(Cipher.ENCRYPT_MODE, iv, aad).doFinal(plaintext);
             return new Sealed(iv, Arrays.copyOf(out, out.length - TAG_BYTES),
                     Arrays.copyOfRange(out, out.length - TAG_BYTES, out.length));
         } catch (GeneralSecurityException e) {
@@ -91,16 +88,21 @@ public final class A256GcmKey extends OctKey {
             return null;
         }
         try {
-            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
-            cipher.init(Cipher.DECRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, iv));
-            cipher.updateAAD(aad);
             byte[] joined = Arrays.copyOf(ciphertext, ciphertext.length + TAG_BYTES);
             System.arraycopy(tag, 0, joined, ciphertext.length, TAG_BYTES);
-            return cipher.doFinal(joined);
+            return cipher(Cipher.DECRYPT_MODE, iv, aad).doFinal(joined);
         } catch (AEADBadTagException e) {
             return null;
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("every Java runtime has AES/GCM/NoPadding", e);
         }
+    }
+
+    /** AES-256-GCM set up for one message: this key, the 96-bit IV, a 128-bit tag and the AAD. */
+    private Cipher cipher(int mode, byte[] iv, byte[] aad) throws GeneralSecurityException {
+        Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+        cipher.init(mode, aesKey, new GCMParameterSpec(TAG_BYTES * 8, iv));
+        cipher.updateAAD(aad);
+        return cipher;
     }
 }

@@ -139,13 +139,7 @@ public final class RedisReplayStore implements ReplayStore, AutoCloseable {
      * @return the store
      */
     public static RedisReplayStore fromUrl(String url, Options options) {
-        RedisURI uri;
-        try {
-            uri = RedisURI.create(url);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("not a Redis URL (redis://, rediss:// or redis-socket://)");
-        }
-        return standalone(uri, options);
+        return standalone(parseUrl(url, "redis://, rediss:// or redis-socket://"), options);
     }
 
     /**
@@ -190,17 +184,21 @@ public final class RedisReplayStore implements ReplayStore, AutoCloseable {
         if (options.waitReplicas > 0) {
             throw new IllegalArgumentException("waitReplicas is offered for a single Redis and Sentinel only");
         }
-        RedisURI uri;
-        try {
-            uri = RedisURI.create(url);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("not a Redis URL (redis:// or rediss://)");
-        }
+        RedisURI uri = parseUrl(url, "redis:// or rediss://");
         uri.setTimeout(options.timeout);
         RedisClusterClient client = RedisClusterClient.create(uri);
         client.setOptions(ClusterClientOptions.builder(clientOptions(options)).build());
         return new RedisReplayStore(new Connection<>(client, client::connect, StatefulRedisClusterConnection::sync),
                 options);
+    }
+
+    /** The URL parsed; a failure names the schemes offered, never the URL (it may hold a password). */
+    private static RedisURI parseUrl(String url, String schemes) {
+        try {
+            return RedisURI.create(url);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("not a Redis URL (" + schemes + ")");
+        }
     }
 
     private static RedisReplayStore standalone(RedisURI uri, Options options) {

@@ -1,10 +1,7 @@
 package dev.mrtrstate.keys;
 
-import dev.mrtrstate.token.Base64Url;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
@@ -15,24 +12,23 @@ import javax.crypto.spec.SecretKeySpec;
  * JDK's {@code AES/GCM/NoPadding}. The 96-bit IV of every token comes from the system's secure random source,
  * never from a hook (decision D6). Never published.
  */
-public final class A256GcmKey extends Key {
+public final class A256GcmKey extends OctKey {
     /** The IV size, 96 bits. */
     public static final int IV_BYTES = 12;
     /** The tag size, 128 bits. */
     public static final int TAG_BYTES = 16;
 
-    private final byte[] secret;
     private final SecretKeySpec aesKey;
 
     A256GcmKey(byte[] secret, String kid) {
-        super(kid != null ? kid : thumbprintOf("k", Base64Url.encode(secret), "kty", "oct"));
-        if (secret.length != ENCRYPTION_KEY_BYTES) {
-            throw new KeyringException("an A256GCM key must be exactly " + ENCRYPTION_KEY_BYTES + " bytes, this one is "
-                    + secret.length);
-        }
-        checkNotRepeated(secret);
-        this.secret = secret;
+        super(secret, kid, lengthProblem(secret.length), "enc", "an A256GCM encryption key");
         this.aesKey = new SecretKeySpec(secret, "AES");
+    }
+
+    /** Profile 7.6: an A256GCM key is exactly 32 bytes. */
+    private static String lengthProblem(int length) {
+        return length == ENCRYPTION_KEY_BYTES ? null : "an A256GCM key must be exactly " + ENCRYPTION_KEY_BYTES
+                + " bytes, this one is " + length;
     }
 
     /** The result of {@link #encrypt}: a fresh IV, the ciphertext and the tag. */
@@ -59,37 +55,6 @@ public final class A256GcmKey extends Key {
         return KeyAlgorithm.A256GCM;
     }
 
-    @Override
-    public boolean canSeal() {
-        return true;
-    }
-
-    @Override
-    public String thumbprint() {
-        return thumbprintOf("k", Base64Url.encode(secret), "kty", "oct");
-    }
-
-    @Override
-    public Map<String, String> publicJwk() {
-        throw new KeyringException("key " + kid() + " is an A256GCM encryption key, which has no public JWK");
-    }
-
-    @Override
-    public Map<String, String> privateJwk() {
-        Map<String, String> jwk = new LinkedHashMap<>();
-        jwk.put("kty", "oct");
-        jwk.put("alg", "A256GCM");
-        jwk.put("use", "enc");
-        jwk.put("kid", kid());
-        jwk.put("k", Base64Url.encode(secret));
-        return jwk;
-    }
-
-    @Override
-    byte[] secret() {
-        return secret;
-    }
-
     /**
      * Encrypt under a fresh random IV from the system's secure random source.
      *
@@ -101,10 +66,7 @@ public final class A256GcmKey extends Key {
         byte[] iv = new byte[IV_BYTES];
         RANDOM.nextBytes(iv);
         try {
-            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
-            cipher.init(Cipher.ENCRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, iv));
-            cipher.updateAAD(aad);
-            byte[] out = cipher.doFinal(plaintext);
+            byte[] out = cipher(Cipher.ENCRYPT_MODE, iv, aad).doFinal(plaintext);
             return new Sealed(iv, Arrays.copyOf(out, out.length - TAG_BYTES),
                     Arrays.copyOfRange(out, out.length - TAG_BYTES, out.length));
         } catch (GeneralSecurityException e) {
@@ -126,16 +88,21 @@ public final class A256GcmKey extends Key {
             return null;
         }
         try {
-            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
-            cipher.init(Cipher.DECRYPT_MODE, aesKey, new GCMParameterSpec(TAG_BYTES * 8, iv));
-            cipher.updateAAD(aad);
             byte[] joined = Arrays.copyOf(ciphertext, ciphertext.length + TAG_BYTES);
             System.arraycopy(tag, 0, joined, ciphertext.length, TAG_BYTES);
-            return cipher.doFinal(joined);
+            return cipher(Cipher.DECRYPT_MODE, iv, aad).doFinal(joined);
         } catch (AEADBadTagException e) {
             return null;
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("every Java runtime has AES/GCM/NoPadding", e);
         }
+    }
+
+    /** AES-256-GCM set up for one message: this key, the 96-bit IV, a 128-bit tag and the AAD. */
+    private Cipher cipher(int mode, byte[] iv, byte[] aad) throws GeneralSecurityException {
+        Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+        cipher.init(mode, aesKey, new GCMParameterSpec(TAG_BYTES * 8, iv));
+        cipher.updateAAD(aad);
+        return cipher;
     }
 }

@@ -175,11 +175,6 @@ public final class Ed25519Key extends Key {
         return jwk;
     }
 
-    @Override
-    byte[] secret() {
-        return null;
-    }
-
     /**
      * The Ed25519 signature of {@code message}.
      *

@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
  * printable ASCII characters (D3), canonical base64url members. {@link #toString()} shows the algorithm and the
  * kid only: no key material ever reaches a log.
  */
-public abstract sealed class Key permits Hs256Key, Ed25519Key, A256GcmKey {
+public abstract sealed class Key permits OctKey, Ed25519Key {
     /** The shortest HS256 secret (profile, section 7.1). */
     public static final int MIN_SECRET_BYTES = 32;
     /** The size of an A256GCM key (profile, section 7.6). */
@@ -201,10 +201,8 @@ public abstract sealed class Key permits Hs256Key, Ed25519Key, A256GcmKey {
             for (int j = i + 1; j < keys.size(); j++) {
                 Key a = keys.get(i);
                 Key b = keys.get(j);
-                byte[] secretA = a.secret();
-                byte[] secretB = b.secret();
-                if ((a instanceof A256GcmKey || b instanceof A256GcmKey) && secretA != null && secretB != null
-                        && MessageDigest.isEqual(secretA, secretB)) {
+                if ((a instanceof A256GcmKey || b instanceof A256GcmKey) && a instanceof OctKey octA
+                        && b instanceof OctKey octB && MessageDigest.isEqual(octA.secret(), octB.secret())) {
                     throw new KeyringException("the encryption key " + (a instanceof A256GcmKey ? a : b).kid()
                             + " holds the same secret as another key of the ring: one secret, one use");
                 }
@@ -219,9 +217,6 @@ public abstract sealed class Key permits Hs256Key, Ed25519Key, A256GcmKey {
             }
         }
     }
-
-    /** The secret bytes of an {@code oct} key (HS256 or A256GCM), null for Ed25519. Not copied: do not change. */
-    abstract byte[] secret();
 
     /** Refuse a secret that is one byte or a pattern of at most 8 bytes repeated (profile 7.1, decision D5). */
     static void checkNotRepeated(byte[] secret) {

@@ -9,7 +9,6 @@ import dev.mrtrstate.keys.A256GcmKey;
 import dev.mrtrstate.keys.Key;
 import dev.mrtrstate.keys.KeySource;
 import java.nio.charset.StandardCharsets;
-import java.util.Iterator;
 import java.util.Set;
 
 /**
@@ -81,31 +80,17 @@ public final class Jwe {
             }
         }
         // Profile 5.1, step 3: canonical base64url.
-        for (String segment : segments) {
-            if (!segment.isEmpty() && !Base64Url.isCanonical(segment)) {
-                throw Segments.malformed("a segment is not canonical unpadded base64url");
-            }
-        }
+        Segments.checkCanonical(segments);
         // Profile 5.1, step 4: the protected header is strict JSON, an object.
-        JsonNode header = StrictJson.parseSegment(Base64Url.decode(segments[0]));
-        if (header == null || !header.isObject()) {
-            throw Segments.malformed("the header is not a strict JSON object");
-        }
+        JsonNode header = Segments.parseHeader(segments[0]);
         // Profile 5.1, step 5: only alg, enc, typ and kid.
-        for (Iterator<String> names = header.fieldNames(); names.hasNext(); ) {
-            if (!HEADER_PARAMETERS.contains(names.next())) {
-                throw new InvalidRequestStateException(Reason.UNSUPPORTED_HEADER,
-                        "the header has a parameter the profile forbids");
-            }
-        }
+        Segments.checkHeaderParameters(header, HEADER_PARAMETERS);
         // Profile 5.1, step 6: dir and A256GCM.
         if (!"dir".equals(Segments.text(header, "alg")) || !"A256GCM".equals(Segments.text(header, "enc"))) {
             throw new InvalidRequestStateException(Reason.UNSUPPORTED_HEADER, "alg is not dir or enc is not A256GCM");
         }
         // Profile 5.1, step 7: typ exactly.
-        if (!Segments.TYP.equals(Segments.text(header, "typ"))) {
-            throw new InvalidRequestStateException(Reason.WRONG_TYPE, "typ is not exactly " + Segments.TYP);
-        }
+        Segments.checkType(header);
         // Profile 5.1, step 8: kid names a key of the ring.
         Key key = Segments.lookup(header, ring);
         // Profile 5.1, step 9: an encryption key; a signing key never decrypts.

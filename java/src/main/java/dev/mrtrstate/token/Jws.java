@@ -10,7 +10,6 @@ import dev.mrtrstate.keys.Hs256Key;
 import dev.mrtrstate.keys.Key;
 import dev.mrtrstate.keys.KeySource;
 import java.nio.charset.StandardCharsets;
-import java.util.Iterator;
 import java.util.Set;
 
 /** The signed form (profile, sections 3 and 4; section 5, steps 2 to 10): a compact JWS, HS256 or EdDSA. */
@@ -67,32 +66,18 @@ public final class Jws {
             }
         }
         // Profile 5, step 3: canonical base64url, so no two texts carry the same bytes.
-        for (String segment : segments) {
-            if (!Base64Url.isCanonical(segment)) {
-                throw Segments.malformed("a segment is not canonical unpadded base64url");
-            }
-        }
+        Segments.checkCanonical(segments);
         // Profile 5, step 4: the header is strict JSON, an object.
-        JsonNode header = StrictJson.parseSegment(Base64Url.decode(segments[0]));
-        if (header == null || !header.isObject()) {
-            throw Segments.malformed("the header is not a strict JSON object");
-        }
+        JsonNode header = Segments.parseHeader(segments[0]);
         // Profile 5, step 5: the header allowlist.
-        for (Iterator<String> names = header.fieldNames(); names.hasNext(); ) {
-            if (!HEADER_PARAMETERS.contains(names.next())) {
-                throw new InvalidRequestStateException(Reason.UNSUPPORTED_HEADER,
-                        "the header has a parameter the profile forbids");
-            }
-        }
+        Segments.checkHeaderParameters(header, HEADER_PARAMETERS);
         // Profile 5, step 6: HS256 or EdDSA only ("Ed25519" too is refused).
         String alg = Segments.text(header, "alg");
         if (!"HS256".equals(alg) && !"EdDSA".equals(alg)) {
             throw new InvalidRequestStateException(Reason.UNSUPPORTED_HEADER, "alg is not HS256 or EdDSA");
         }
         // Profile 5, step 7: typ, the decoded string, exactly.
-        if (!Segments.TYP.equals(Segments.text(header, "typ"))) {
-            throw new InvalidRequestStateException(Reason.WRONG_TYPE, "typ is not exactly " + Segments.TYP);
-        }
+        Segments.checkType(header);
         // Profile 5, step 8: kid names a key of the ring.
         Key key = Segments.lookup(header, ring);
         // Profile 5, step 9: the algorithm is the key's, never the token's (an encryption key has A256GCM).

@@ -6,9 +6,14 @@ import dev.mrtrstate.InvalidRequestStateException.Reason;
 import dev.mrtrstate.keys.Key;
 import dev.mrtrstate.keys.KeySource;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 
-/** What the two forms share: step 1, the split into segments, the header's string members, the kid lookup. */
+/**
+ * What the two forms share: step 1, the split into segments, and the steps both forms take alike (3, 4, 5, 7 and
+ * 8: canonical segments, the header, its allowlist, its type and the kid lookup).
+ */
 public final class Segments {
     /** The {@code typ} of every token of the profile. */
     public static final String TYP = "mrtr-state+jwt";
@@ -63,6 +68,44 @@ public final class Segments {
         }
         parts.add(token.substring(start));
         return parts.toArray(new String[0]);
+    }
+
+    /**
+     * Profile 5 and 5.1, step 3: every segment canonical unpadded base64url, so no two texts carry the same
+     * bytes. The empty encrypted key of the encrypted form has nothing to check.
+     */
+    static void checkCanonical(String[] segments) throws InvalidRequestStateException {
+        for (String segment : segments) {
+            if (!segment.isEmpty() && !Base64Url.isCanonical(segment)) {
+                throw malformed("a segment is not canonical unpadded base64url");
+            }
+        }
+    }
+
+    /** Profile 5 and 5.1, step 4: the (protected) header segment decodes to strict JSON, an object. */
+    static JsonNode parseHeader(String headerSegment) throws InvalidRequestStateException {
+        JsonNode header = StrictJson.parseSegment(Base64Url.decode(headerSegment));
+        if (header == null || !header.isObject()) {
+            throw malformed("the header is not a strict JSON object");
+        }
+        return header;
+    }
+
+    /** Profile 5 and 5.1, step 5: the header has no parameter outside the form's allowlist. */
+    static void checkHeaderParameters(JsonNode header, Set<String> allowed) throws InvalidRequestStateException {
+        for (Iterator<String> names = header.fieldNames(); names.hasNext(); ) {
+            if (!allowed.contains(names.next())) {
+                throw new InvalidRequestStateException(Reason.UNSUPPORTED_HEADER,
+                        "the header has a parameter the profile forbids");
+            }
+        }
+    }
+
+    /** Profile 5 and 5.1, step 7: {@code typ}, the decoded string, is exactly {@value #TYP}. */
+    static void checkType(JsonNode header) throws InvalidRequestStateException {
+        if (!TYP.equals(text(header, "typ"))) {
+            throw new InvalidRequestStateException(Reason.WRONG_TYPE, "typ is not exactly " + TYP);
+        }
     }
 
     /** A header member that is a string, or null when absent or of another type. */

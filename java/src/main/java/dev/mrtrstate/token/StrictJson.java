@@ -83,13 +83,8 @@ public final class StrictJson {
         if (text.startsWith("\uFEFF")) {
             return null; // a byte order mark is not JSON (RFC 8259, section 8.1)
         }
-        try {
-            JsonNode value = SEGMENTS.readTree(text);
-            return value != null && !value.isMissingNode() && isIJson(value) ? value : null;
-        } catch (JsonProcessingException | IllegalArgumentException e) {
-            // Jackson throws NumberFormatException (unchecked) for a literal such as 1e99999999999.
-            return null;
-        }
+        JsonNode value = read(SEGMENTS, text);
+        return value != null && isIJson(value) ? value : null;
     }
 
     /**
@@ -99,12 +94,8 @@ public final class StrictJson {
      * @return the value, or null when it is not strict I-JSON
      */
     public static JsonNode parseDocument(String text) {
-        try {
-            JsonNode value = DOCUMENTS.readTree(text);
-            return value != null && !value.isMissingNode() && isIJson(value) ? value : null;
-        } catch (JsonProcessingException | IllegalArgumentException e) {
-            return null;
-        }
+        JsonNode value = read(DOCUMENTS, text);
+        return value != null && isIJson(value) ? value : null;
     }
 
     /**
@@ -115,10 +106,16 @@ public final class StrictJson {
      * @return the value, or null when it is not valid JSON
      */
     public static JsonNode parseExact(String text) {
+        return read(DOCUMENTS, text);
+    }
+
+    /** One JSON value read by a strict mapper, or null for no value or text that is not strict JSON. */
+    private static JsonNode read(ObjectMapper mapper, String text) {
         try {
-            JsonNode value = DOCUMENTS.readTree(text);
+            JsonNode value = mapper.readTree(text);
             return value != null && !value.isMissingNode() ? value : null;
         } catch (JsonProcessingException | IllegalArgumentException e) {
+            // Jackson throws NumberFormatException (unchecked) for a literal such as 1e99999999999.
             return null;
         }
     }

@@ -3,16 +3,19 @@ package dev.mrtrstate.replay.redis;
 import dev.mrtrstate.replay.ReplayStore;
 import dev.mrtrstate.replay.ReplayStoreException;
 import dev.mrtrstate.token.Base64Url;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -20,6 +23,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A replay store shared by every replica, kept in Redis with Lettuce: a single Redis, a primary behind Sentinel,
@@ -47,23 +52,14 @@ public final class RedisReplayStore implements ReplayStore, AutoCloseable {
     /** The default connect and command timeout: 1 second. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
 
-    /** One SET NX PX (and optionally WAIT) on whatever connection the deployment has. */
-    private interface Commands {
-        String setNxPx(String key, long ms);
-
-        long waitForReplicas(int replicas, long timeoutMs);
-    }
-
-    private final Commands commands;
-    private final AutoCloseable resources;
+    private final Connection<?> connection;
     private final String prefix;
     private final Clock clock;
     private final int waitReplicas;
     private final long waitTimeoutMs;
 
-    private RedisReplayStore(Commands commands, AutoCloseable resources, Options options) {
-        this.commands = commands;
-        this.resources = resources;
+    private RedisReplayStore(Connection<?> connection, Options options) {
+        this.connection = connection;
         this.prefix = options.prefix;
         this.clock = options.clock;
         this.waitReplicas = options.waitReplicas;
@@ -143,13 +139,7 @@ public final class RedisReplayStore implements ReplayStore, AutoCloseable {
      * @return the store
      */
     public static RedisReplayStore fromUrl(String url, Options options) {
-        RedisURI uri;
-        try {
-            uri = RedisURI.create(url);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("not a Redis URL (redis://, rediss:// or redis-socket://)");
-        }
-        return standalone(uri, options);
+        return standalone(parseUrl(url, "redis://, rediss:// or redis-socket://"), options);
     }
 
     /**
@@ -194,82 +184,70 @@ public final class RedisReplayStore implements ReplayStore, AutoCloseable {
         if (options.waitReplicas > 0) {
             throw new IllegalArgumentException("waitReplicas is offered for a single Redis and Sentinel only");
         }
-        RedisURI uri;
-        try {
-            uri = RedisURI.create(url);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("not a Redis URL (redis:// or rediss://)");
-        }
+        RedisURI uri = parseUrl(url, "redis:// or rediss://");
         uri.setTimeout(options.timeout);
         RedisClusterClient client = RedisClusterClient.create(uri);
-        client.setOptions(ClusterClientOptions.builder()
-                .socketOptions(SocketOptions.builder().connectTimeout(options.timeout).build())
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .build());
-        Lazy<StatefulRedisClusterConnection<String, String>> connection = new Lazy<>(client::connect);
-        Commands commands = new Commands() {
-            @Override
-            public String setNxPx(String key, long ms) {
-                return connection.get().sync().set(key, "1", SetArgs.Builder.nx().px(ms));
-            }
+        client.setOptions(ClusterClientOptions.builder(clientOptions(options)).build());
+        return new RedisReplayStore(new Connection<>(client, client::connect, StatefulRedisClusterConnection::sync),
+                options);
+    }
 
-            @Override
-            public long waitForReplicas(int replicas, long timeoutMs) {
-                throw new UnsupportedOperationException("WAIT on a cluster");
-            }
-        };
-        return new RedisReplayStore(commands, () -> {
-            connection.close();
-            client.shutdown();
-        }, options);
+    /** The URL parsed; a failure names the schemes offered, never the URL (it may hold a password). */
+    private static RedisURI parseUrl(String url, String schemes) {
+        try {
+            return RedisURI.create(url);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("not a Redis URL (" + schemes + ")");
+        }
     }
 
     private static RedisReplayStore standalone(RedisURI uri, Options options) {
         uri.setTimeout(options.timeout);
         RedisClient client = RedisClient.create(uri);
-        client.setOptions(ClientOptions.builder()
-                .socketOptions(SocketOptions.builder().connectTimeout(options.timeout).build())
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .build());
-        Lazy<StatefulRedisConnection<String, String>> connection = new Lazy<>(client::connect);
-        Commands commands = new Commands() {
-            @Override
-            public String setNxPx(String key, long ms) {
-                return connection.get().sync().set(key, "1", SetArgs.Builder.nx().px(ms));
-            }
-
-            @Override
-            public long waitForReplicas(int replicas, long timeoutMs) {
-                return connection.get().sync().waitForReplication(replicas, timeoutMs);
-            }
-        };
-        return new RedisReplayStore(commands, () -> {
-            connection.close();
-            client.shutdown();
-        }, options);
+        client.setOptions(clientOptions(options));
+        return new RedisReplayStore(new Connection<>(client, client::connect, StatefulRedisConnection::sync),
+                options);
     }
 
-    /** A connection made on first use, so a store can be built before Redis is up. */
-    private static final class Lazy<T extends AutoCloseable> {
-        private final java.util.function.Supplier<T> factory;
-        private T value;
+    /** What every deployment's client shares: the connect timeout, and commands rejected while disconnected. */
+    private static ClientOptions clientOptions(Options options) {
+        return ClientOptions.builder()
+                .socketOptions(SocketOptions.builder().connectTimeout(options.timeout).build())
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .build();
+    }
 
-        Lazy(java.util.function.Supplier<T> factory) {
-            this.factory = factory;
+    /**
+     * The store's client and its one connection, made on first use so a store can be built before Redis is up: a
+     * single Redis's (or Sentinel's primary's) or a cluster's, whose commands (SET, and WAIT off a cluster) are
+     * the same.
+     */
+    private static final class Connection<C extends StatefulConnection<String, String>> {
+        private final AbstractRedisClient client;
+        private final Supplier<C> connect;
+        private final Function<C, RedisClusterCommands<String, String>> commandsOf;
+        private C value;
+
+        Connection(AbstractRedisClient client, Supplier<C> connect,
+                Function<C, RedisClusterCommands<String, String>> commandsOf) {
+            this.client = client;
+            this.connect = connect;
+            this.commandsOf = commandsOf;
         }
 
-        synchronized T get() {
+        synchronized RedisClusterCommands<String, String> commands() {
             if (value == null) {
-                value = factory.get();
+                value = connect.get();
             }
-            return value;
+            return commandsOf.apply(value);
         }
 
-        synchronized void close() throws Exception {
+        synchronized void close() {
             if (value != null) {
                 value.close();
                 value = null;
             }
+            client.shutdown();
         }
     }
 
@@ -298,9 +276,11 @@ public final class RedisReplayStore implements ReplayStore, AutoCloseable {
         String reply;
         long acknowledged = 0;
         try {
-            reply = commands.setNxPx(redisKey(key), ms);
+            RedisClusterCommands<String, String> commands = connection.commands();
+            reply = commands.set(redisKey(key), "1", SetArgs.Builder.nx().px(ms));
+            // Never on a cluster: fromCluster refuses waitReplicas.
             if (reply != null && waitReplicas > 0) {
-                acknowledged = commands.waitForReplicas(waitReplicas, waitTimeoutMs);
+                acknowledged = commands.waitForReplication(waitReplicas, waitTimeoutMs);
             }
         } catch (RedisCommandExecutionException e) {
             String message = e.getMessage() == null ? "" : e.getMessage();
@@ -328,8 +308,8 @@ public final class RedisReplayStore implements ReplayStore, AutoCloseable {
     @Override
     public void close() {
         try {
-            resources.close();
-        } catch (Exception e) {
+            connection.close();
+        } catch (RuntimeException e) {
             // Closing is best effort; nothing to report that the caller can act on.
         }
     }

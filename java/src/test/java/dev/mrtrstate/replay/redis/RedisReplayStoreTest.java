@@ -88,6 +88,19 @@ class RedisReplayStoreTest {
         }
     }
 
+    /** A URL Lettuce cannot read is refused when the store is made, naming the schemes and never the URL. */
+    @Test
+    void aBadUrlIsRefusedWithoutShowingIt() {
+        String url = "http://:hunter2@redis.internal:6379";
+        IllegalArgumentException single = assertThrows(IllegalArgumentException.class,
+                () -> RedisReplayStore.fromUrl(url, options()));
+        assertEquals("not a Redis URL (redis://, rediss:// or redis-socket://)", single.getMessage());
+        IllegalArgumentException cluster = assertThrows(IllegalArgumentException.class,
+                () -> RedisReplayStore.fromCluster(url, options()));
+        assertEquals("not a Redis URL (redis:// or rediss://)", cluster.getMessage());
+        assertEquals(null, single.getCause());
+    }
+
     @Test
     void waitReplicasFailsClosedWithoutReplicas(@TempDir Path dir) throws Exception {
         try (RedisProcess redis = RedisProcess.server(dir);

@@ -114,7 +114,8 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     value with no Python code per member or per number, and a Python hook per
     object only adds up the members the dicts kept. Duplicate members are found
     by counting: a duplicate leaves its dict one member short of the text.
-    The quick count comes first: with its white space deleted, a text holds a
+    The quick count comes first (unless the nesting check has already found the
+    structure): with its white space deleted, a text holds a
     ``":`` for each member (its name's closing quote then touches its colon) and
     for each string that holds one, so when the dicts keep that many members, the
     text repeats no name. Only when the counts differ is the exact count taken: a
@@ -146,10 +147,10 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     if value is _NOT_READ:
         return _decode_exact(raw)
     members = reader.members
-    # The quick count: never fewer than the text's members, so equal means no repeat.
-    if members == raw.translate(None, _WHITESPACE_BYTES).count(b'":'):
-        return value
     if structure is None:
+        # The quick count: never fewer than the text's members, so equal means no repeat.
+        if members == raw.translate(None, _WHITESPACE_BYTES).count(b'":'):
+            return value
         structure = _structure(raw)
     if members != structure.count(b":"):
         return _decode_exact(raw)

@@ -424,7 +424,8 @@ class RemoteJWKS:
         refresh_interval: seconds between scheduled fetches (background thread).
         cooldown: the fewest seconds between fetches caused by an unknown ``kid``,
             and before a retry after a failed fetch (at most ``refresh_interval``).
-        timeout: the longest a whole fetch may take (connect, headers, body), in seconds.
+        timeout: the longest a whole fetch may take (name lookup, connect, TLS, headers,
+            body), in seconds.
         max_bytes: the largest JWKS accepted.
         clock: monotonic seconds, for the schedule and the cooldown.
         ssl_context: for ``https://``, e.g. to trust a private CA; by default

@@ -582,3 +582,36 @@ def test_https_checks_the_host_name_of_the_url_not_the_address_it_resolves_to(tm
         # The same server by its address: the certificate does not name it.
         with pytest.raises(KeyringError, match="certificate verify failed"):
             RemoteJWKS.load(server.url, ssl_context=trusted, timeout=5)
+
+
+def test_a_name_that_does_not_resolve_is_refused_with_the_resolvers_reason(
+    server: JWKSServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_such_name(*args: Any, **kwargs: Any) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_name)
+    with pytest.raises(KeyringError, match=r"cannot connect: Name or service not known$"):
+        RemoteJWKS.load(server.url, timeout=5)
+
+
+def test_the_addresses_of_a_name_are_tried_in_order_until_one_accepts(
+    server: JWKSServer, monotonic: Monotonic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ring = Keyring.generate("EdDSA")
+    server.behaviour.serve(ring)
+    with socket.socket() as closed:  # bound, never listening: a connect to it is refused
+        closed.bind(("127.0.0.1", 0))
+        refusing = closed.getsockname()
+        asked: list[tuple[Any, ...]] = []
+
+        def two_addresses(*args: Any, **kwargs: Any) -> Any:
+            asked.append(args[:2])
+            stream = (socket.AF_INET, socket.SOCK_STREAM, 6, "")
+            return [(*stream, refusing), (*stream, ("127.0.0.1", server.port))]
+
+        monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
+        remote = RemoteJWKS.load(server.url, timeout=5, clock=monotonic)
+    assert asked == [("127.0.0.1", server.port)]
+    assert server.requests == 1
+    assert_kept(remote, ring)

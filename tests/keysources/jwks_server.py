@@ -133,10 +133,18 @@ def jwks_server(tls: ssl.SSLContext | None = None) -> Iterator[JWKSServer]:
         server.stop()
 
 
-def self_signed(directory: Path) -> tuple[ssl.SSLContext, Path]:
-    """A TLS server context for 127.0.0.1 with a new self-signed certificate, and that certificate's file."""
+def self_signed(directory: Path, dns_name: str | None = None) -> tuple[ssl.SSLContext, Path]:
+    """A TLS server context with a new self-signed certificate, and that certificate's file.
+
+    The certificate names 127.0.0.1 (an IP address entry), or only ``dns_name`` (a DNS name
+    entry) when it is given: the client must then check the name it was given, not the address.
+    """
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    subject = dns_name or "127.0.0.1"
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+    alt_name: x509.GeneralName = (
+        x509.DNSName(dns_name) if dns_name else x509.IPAddress(ipaddress.ip_address("127.0.0.1"))
+    )
     now = datetime.datetime.now(datetime.timezone.utc)
     certificate = (
         x509.CertificateBuilder()
@@ -146,9 +154,7 @@ def self_signed(directory: Path) -> tuple[ssl.SSLContext, Path]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
+        .add_extension(x509.SubjectAlternativeName([alt_name]), False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
         .sign(key, hashes.SHA256())
     )

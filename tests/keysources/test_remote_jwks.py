@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import ssl
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -451,3 +454,164 @@ def test_the_timeout_bounds_the_whole_fetch_over_https_too(tmp_path: Path, monot
         server.behaviour.trickle_headers = 0
         wait_until(lambda: refreshed(remote), "a good refresh", timeout=5)
         assert_kept(remote, ring)
+
+
+class HungResolver:
+    """``socket.getaddrinfo`` that hangs (until ``release`` is set, at most a minute) while ``hanging``."""
+
+    def __init__(self) -> None:
+        self.real = socket.getaddrinfo
+        self.hanging = True
+        self.release = threading.Event()
+        self.calls = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.hanging:
+            self.calls += 1
+            self.release.wait(60)
+        return self.real(*args, **kwargs)
+
+    def answer(self) -> None:
+        """Answer from now on, the lookups already waiting included."""
+        self.hanging = False
+        self.release.set()
+
+
+@pytest.fixture
+def hung_resolver(monkeypatch: pytest.MonkeyPatch) -> Iterator[HungResolver]:
+    resolver = HungResolver()
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    yield resolver
+    resolver.release.set()  # no lookup outlives the test
+
+
+class Events:
+    """A :class:`~mrtr_state.metrics.StateMetrics` that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict[str, str]]] = []
+
+    def __call__(self, event: str, attributes: Mapping[str, str], /) -> None:
+        self.seen.append((event, dict(attributes)))
+
+    def failed_fetches(self) -> int:
+        return self.seen.count(("key_refresh", {"source": "remote_jwks", "outcome": "failed"}))
+
+
+def test_a_hung_name_lookup_is_cut_off_at_the_timeout(
+    server: JWKSServer, monotonic: Monotonic, hung_resolver: HungResolver
+) -> None:
+    ring = Keyring.generate("EdDSA")
+    server.behaviour.serve(ring)
+    events = Events()
+    started = time.monotonic()
+    with pytest.raises(KeyringError, match=r"could not fetch the JWKS from .*: no answer within 0\.5 s$"):
+        RemoteJWKS.load(server.url, timeout=0.5, clock=monotonic, metrics=events)
+    assert time.monotonic() - started < 3  # bounded by the timeout, not by the minute-long lookup
+    # The fetch itself ends at its deadline, abandoning the lookup: it is counted (and logged) as failed.
+    wait_until(lambda: events.failed_fetches() == 1, "the fetch to give up on the lookup", timeout=3)
+    assert hung_resolver.calls == 1
+    assert server.requests == 0
+
+    # A new fetch while that lookup still hangs waits for the same lookup (no second thread
+    # hangs with it), and fails the same way, at its own deadline.
+    remote = RemoteJWKS(server.url, timeout=0.5, clock=monotonic, metrics=events)
+    with pytest.raises(KeyringError, match=r"no answer within 0\.5 s$"):
+        remote.refresh()
+    wait_until(lambda: events.failed_fetches() == 2, "the second fetch to give up", timeout=3)
+    assert remote.last_error == f"could not fetch the JWKS from {server.url}: no answer within 0.5 s"
+    assert hung_resolver.calls == 1
+    # The failed fetch is over, so the cooldown holds: a token with an unknown kid starts no fetch
+    # (and does not wait for the hung lookup).
+    assert remote.refresh_for_unknown_key() is False
+    assert hung_resolver.calls == 1
+    assert events.failed_fetches() == 2
+
+    # Once the resolver answers, the next fetch connects and loads the keys.
+    hung_resolver.answer()
+    wait_until(lambda: refreshed(remote), "a good refresh", timeout=5)
+    assert remote.last_error is None
+    assert_kept(remote, ring)
+
+
+def test_a_hung_name_lookup_never_blocks_the_event_loop_and_is_cut_off(
+    server: JWKSServer, monotonic: Monotonic, hung_resolver: HungResolver
+) -> None:
+    server.behaviour.serve(Keyring.generate("EdDSA"))
+    events = Events()
+
+    async def run() -> tuple[str, int, float]:
+        ticks = 0
+        done = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        task = asyncio.create_task(ticker())
+        started = time.monotonic()
+        try:
+            await RemoteJWKS.load_async(server.url, timeout=0.5, clock=monotonic, metrics=events)
+        except KeyringError as refusal:
+            message = str(refusal)
+        finally:
+            waited = time.monotonic() - started
+            done.set()
+            await task
+        return message, ticks, waited
+
+    message, ticks, waited = asyncio.run(run())
+    assert message == f"could not fetch the JWKS from {server.url}: no answer within 0.5 s"
+    assert waited < 3
+    assert ticks >= 10  # the loop kept running while the lookup hung
+    wait_until(lambda: events.failed_fetches() == 1, "the fetch to give up on the lookup", timeout=3)
+    assert server.requests == 0
+
+
+def test_https_checks_the_host_name_of_the_url_not_the_address_it_resolves_to(tmp_path: Path) -> None:
+    tls, cert_file = self_signed(tmp_path, dns_name="localhost")
+    trusted = ssl.create_default_context(cafile=str(cert_file))
+    ring = Keyring.generate("EdDSA")
+    with jwks_server(tls) as server:
+        server.behaviour.serve(ring)
+        by_name = server.url.replace("https://127.0.0.1:", "https://localhost:")
+        remote = RemoteJWKS.load(by_name, ssl_context=trusted, timeout=5)
+        assert open_with(StateSealer(remote, issuer=ISSUER), seal(ring)) == {"step": 2}
+        # The same server by its address: the certificate does not name it.
+        with pytest.raises(KeyringError, match="certificate verify failed"):
+            RemoteJWKS.load(server.url, ssl_context=trusted, timeout=5)
+
+
+def test_a_name_that_does_not_resolve_is_refused_with_the_resolvers_reason(
+    server: JWKSServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_such_name(*args: Any, **kwargs: Any) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_name)
+    with pytest.raises(KeyringError, match=r"cannot connect: Name or service not known$"):
+        RemoteJWKS.load(server.url, timeout=5)
+
+
+def test_the_addresses_of_a_name_are_tried_in_order_until_one_accepts(
+    server: JWKSServer, monotonic: Monotonic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ring = Keyring.generate("EdDSA")
+    server.behaviour.serve(ring)
+    with socket.socket() as closed:  # bound, never listening: a connect to it is refused
+        closed.bind(("127.0.0.1", 0))
+        refusing = closed.getsockname()
+        asked: list[tuple[Any, ...]] = []
+
+        def two_addresses(*args: Any, **kwargs: Any) -> Any:
+            asked.append(args[:2])
+            stream = (socket.AF_INET, socket.SOCK_STREAM, 6, "")
+            return [(*stream, refusing), (*stream, ("127.0.0.1", server.port))]
+
+        monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
+        remote = RemoteJWKS.load(server.url, timeout=5, clock=monotonic)
+    assert asked == [("127.0.0.1", server.port)]
+    assert server.requests == 1
+    assert_kept(remote, ring)

@@ -16,8 +16,9 @@ every rotation::
   random ``kid`` values cannot make it fetch;
 - every fetch is bounded: ``https://`` only (``http://`` on a loopback address),
   no redirects, no credentials in the URL, at most ``max_bytes`` (default 64 KiB)
-  and ``timeout`` seconds (default 5) for the whole fetch: connecting, the TLS
-  handshake, the headers and the body (a caller never waits longer, and the
+  and ``timeout`` seconds (default 5) for the whole fetch: resolving the host
+  name, connecting, the TLS handshake, the headers and the body (a caller never
+  waits longer, a resolver that hangs is abandoned at the deadline, and the
   connection is hung up at the deadline however slowly the server sends);
 - the JWKS goes through :meth:`Keyring.from_jwks`, so every rule of a local key
   file holds, and then must hold only Ed25519 *public* keys: a JWKS with a
@@ -48,7 +49,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from mrtr_state.errors import KeyringError
@@ -133,7 +134,9 @@ class _Deadline:
     A socket timeout bounds each read only, so a server that sends one byte of its
     headers every 0.1 s would hold a fetch for as long as it likes. A timer hangs
     the connection up at the deadline instead, wherever the fetch is waiting
-    (connecting, reading the headers or the body), and the fetch then fails.
+    (connecting, reading the headers or the body), and the fetch then fails. The
+    name lookup before the connect is waited for until the deadline only
+    (:func:`_resolve`).
     """
 
     def __init__(self, seconds: float) -> None:
@@ -148,6 +151,10 @@ class _Deadline:
     def remaining(self) -> float:
         """Seconds left (a small positive number once none are: a socket timeout must be positive)."""
         return max(self._end - time.monotonic(), 0.001)
+
+    def over(self) -> bool:
+        """Whether the deadline has come (even if its timer has not run yet)."""
+        return self.expired or time.monotonic() >= self._end
 
     def watch(self, sock: socket.socket) -> None:
         """Hang ``sock`` up at the deadline (at once if it has passed)."""
@@ -177,6 +184,91 @@ def _hang_up(sock: socket.socket) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
+_AddressInfo = tuple[socket.AddressFamily, socket.SocketKind, int, str, tuple[Any, ...]]
+
+
+class _Lookup:
+    """One ``getaddrinfo`` call on a daemon thread of its own; fetches wait for it up to their deadline."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.addresses: Sequence[_AddressInfo] = ()
+        self.error: Exception | None = None
+
+
+# The lookups under way, by (host, port). A fetch whose deadline came during a lookup
+# abandons it (it cannot be interrupted, and is never joined); a later fetch of the same
+# host waits for that lookup rather than start another, so a resolver that hangs holds
+# at most one thread per host, however many fetches give up on it.
+_lookups: dict[tuple[str, int], _Lookup] = {}
+_lookups_lock = threading.Lock()
+
+
+def _run_lookup(key: tuple[str, int], lookup: _Lookup) -> None:
+    host, port = key
+    try:
+        lookup.addresses = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    except Exception as exc:  # handed to the fetches waiting for it
+        lookup.error = exc
+    finally:
+        with _lookups_lock:
+            if _lookups.get(key) is lookup:
+                del _lookups[key]
+        lookup.done.set()
+
+
+def _resolve(host: str, port: int, deadline: _Deadline) -> Sequence[_AddressInfo]:
+    """The addresses of ``host`` (TCP); ``TimeoutError`` if the resolver has not answered by the deadline."""
+    key = (host, port)
+    with _lookups_lock:
+        lookup = _lookups.get(key)
+        if lookup is None:
+            lookup = _lookups[key] = _Lookup()
+            threading.Thread(
+                target=_run_lookup, args=(key, lookup), name="mrtr-state-jwks-lookup", daemon=True
+            ).start()
+    if not lookup.done.wait(deadline.remaining()):
+        raise TimeoutError("the host name was not resolved in time")
+    if lookup.error is not None:
+        raise lookup.error.with_traceback(None)
+    return lookup.addresses
+
+
+def _connect(
+    addresses: Sequence[_AddressInfo], deadline: _Deadline, source_address: tuple[str, int] | None
+) -> socket.socket:
+    """A socket connected to the first of ``addresses`` that accepts, within the deadline.
+
+    As ``socket.create_connection`` does: each address in turn, the first error
+    raised if none accepts.
+    """
+    first_error: OSError | None = None
+    for family, kind, proto, _, sockaddr in addresses:
+        if deadline.over():
+            break
+        sock: socket.socket | None = None
+        try:
+            sock = socket.socket(family, kind, proto)
+            sock.settimeout(deadline.remaining())
+            if source_address is not None:
+                sock.bind(source_address)
+            sock.connect(sockaddr)
+        except OSError as exc:
+            if sock is not None:
+                sock.close()
+            first_error = first_error or exc
+            continue
+        # A TLS handshake that follows takes the socket's timeout for the whole
+        # handshake: give it only what is left.
+        sock.settimeout(deadline.remaining())
+        return sock
+    if first_error is not None:
+        raise first_error
+    if deadline.over():
+        raise TimeoutError("no address answered in time")
+    raise OSError("the host name has no address")
+
+
 class _WatchedConnection(http.client.HTTPConnection):
     """An HTTP(S) connection that connects within a :class:`_Deadline`, which then watches its socket."""
 
@@ -188,10 +280,14 @@ class _WatchedConnection(http.client.HTTPConnection):
     def _open_socket(
         self, address: tuple[str, int], timeout: float, source_address: tuple[str, int] | None = None
     ) -> socket.socket:
-        # The connect, and a TLS handshake (which takes the socket's timeout for the
-        # whole handshake), get only what is left of the deadline.
+        # Resolving the name, the connect, and a TLS handshake get only what is left
+        # of the deadline. Not socket.create_connection: its getaddrinfo takes no
+        # timeout, and a hung resolver would hold the fetch past the deadline. The
+        # address is only connected to: TLS still sends and checks the URL's host
+        # name (http.client passes self.host as server_hostname).
         del timeout
-        return socket.create_connection(address, self._deadline.remaining(), source_address)
+        host, port = address
+        return _connect(_resolve(host, port, self._deadline), self._deadline, source_address)
 
     def connect(self) -> None:
         """Connect (and, over TLS, shake hands), then have the deadline watch the socket."""
@@ -233,14 +329,14 @@ def _download(
 ) -> tuple[bytes, str]:
     """GET ``url``: the body (at most ``max_bytes``) and its media type, within ``timeout`` seconds.
 
-    The deadline covers the whole fetch: connecting, the TLS handshake, the
-    headers and the body.
+    The deadline covers the whole fetch: resolving the host name, connecting, the
+    TLS handshake, the headers and the body.
     """
     deadline = _Deadline(timeout)
     try:
         body, media_type = _get(url, timeout=timeout, max_bytes=max_bytes, context=context, deadline=deadline)
     except _FetchError:
-        if deadline.expired:
+        if deadline.over():
             raise _FetchError(f"no answer within {timeout:g} s") from None
         raise
     finally:
@@ -328,7 +424,8 @@ class RemoteJWKS:
         refresh_interval: seconds between scheduled fetches (background thread).
         cooldown: the fewest seconds between fetches caused by an unknown ``kid``,
             and before a retry after a failed fetch (at most ``refresh_interval``).
-        timeout: the longest a whole fetch may take (connect, headers, body), in seconds.
+        timeout: the longest a whole fetch may take (name lookup, connect, TLS, headers,
+            body), in seconds.
         max_bytes: the largest JWKS accepted.
         clock: monotonic seconds, for the schedule and the cooldown.
         ssl_context: for ``https://``, e.g. to trust a private CA; by default

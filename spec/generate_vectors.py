@@ -244,12 +244,25 @@ def claim_table(reason: str | None, rows: list[ClaimRow]) -> list[dict[str, Any]
     ]
 
 
+def token_table(reason: str, rows: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """One vector per row (id, description, token): a token written out for the default request."""
+    return [vector(vector_id, description, tok, reason) for vector_id, description, tok in rows]
+
+
 def header_table(
-    reason: str, rows: list[tuple[str, str, Callable[[bytes], bytes] | Key, dict[str, Any]]]
+    reason: str,
+    rows: list[tuple[str, str, Callable[[bytes], bytes] | Key, dict[str, Any] | bytes]],
+    claims: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """One vector per row (id, description, signer, header): the default claims under that header."""
+    """One vector per row (id, description, signer, header): the default claims under that header
+    (`claims`, when given, are the claims of every row instead)."""
     return [
-        vector(vector_id, description, assemble(signer, header, claims_for(vector_id)), reason)
+        vector(
+            vector_id,
+            description,
+            assemble(signer, header, claims_for(vector_id) if claims is None else claims),
+            reason,
+        )
         for vector_id, description, signer, header in rows
     ]
 
@@ -644,41 +657,49 @@ def step_02_03_segments() -> list[dict[str, Any]]:
         ),
         ("malformed-non-ascii", "A non-ASCII character in the token.", good[:-1] + "é"),
     ]
-    return [vector(vector_id, description, tok, "malformed") for vector_id, description, tok in rows]
+    return token_table("malformed", rows)
 
 
 def step_04_header_json() -> list[dict[str, Any]]:
     """Step 4, header JSON: a header that is not one strict JSON object is `malformed`."""
-    claims = claims_for("malformed-header")
     kid = HS256.kid.encode()
-    rows = [
-        ("malformed-header-not-json", "The header is not JSON.", b"{alg:HS256}"),
-        ("malformed-header-array", "The header is a JSON array.", b'["HS256"]'),
-        (
-            "malformed-header-duplicate-member",
-            "The header repeats alg.",
-            b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"%s","alg":"HS256"}' % kid,
-        ),
-        (
-            "malformed-header-bom",
-            "The header starts with a UTF-8 byte order mark.",
-            b"\xef\xbb\xbf" + compact(header_for(HS256)),
-        ),
-        (
-            "malformed-header-invalid-utf8",
-            "The header is not valid UTF-8.",
-            b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"\xff"}',
-        ),
-        (
-            "malformed-header-too-deep",
-            "A header value nested 41 levels (the limit is 33).",
-            b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"' + kid + b'","x":' + b"[" * 40 + b"]" * 40 + b"}",
-        ),
-    ]
-    return [
-        vector(vector_id, description, assemble(HS256, header, claims), "malformed")
-        for vector_id, description, header in rows
-    ]
+    return header_table(
+        "malformed",
+        [
+            ("malformed-header-not-json", "The header is not JSON.", HS256, b"{alg:HS256}"),
+            ("malformed-header-array", "The header is a JSON array.", HS256, b'["HS256"]'),
+            (
+                "malformed-header-duplicate-member",
+                "The header repeats alg.",
+                HS256,
+                b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"%s","alg":"HS256"}' % kid,
+            ),
+            (
+                "malformed-header-bom",
+                "The header starts with a UTF-8 byte order mark.",
+                HS256,
+                b"\xef\xbb\xbf" + compact(header_for(HS256)),
+            ),
+            (
+                "malformed-header-invalid-utf8",
+                "The header is not valid UTF-8.",
+                HS256,
+                b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"\xff"}',
+            ),
+            (
+                "malformed-header-too-deep",
+                "A header value nested 41 levels (the limit is 33).",
+                HS256,
+                b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"'
+                + kid
+                + b'","x":'
+                + b"[" * 40
+                + b"]" * 40
+                + b"}",
+            ),
+        ],
+        claims=claims_for("malformed-header"),
+    )
 
 
 def step_05_header_allowlist() -> list[dict[str, Any]]:
@@ -1605,13 +1626,20 @@ def sized_enc_token(vector_id: str, length: int) -> tuple[str, Any]:
 # file; ENCRYPTED_GROUPS lists them. The step numbers are those of section 5.1.
 
 
-def jwe_header_table(reason: str, rows: list[tuple[str, str, bytes, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One vector per row (id, description, AES key, protected header): the default claims, encrypted."""
+def jwe_header_table(
+    reason: str,
+    rows: list[tuple[str, str, bytes, dict[str, Any] | bytes]],
+    claims: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """One vector per row (id, description, AES key, protected header): the default claims, encrypted
+    (`claims`, when given, are the claims of every row instead)."""
     return [
         vector(
             vector_id,
             description,
-            jwe_assemble(secret, header, claims_for(vector_id), iv_for(vector_id)),
+            jwe_assemble(
+                secret, header, claims_for(vector_id) if claims is None else claims, iv_for(vector_id)
+            ),
             reason,
         )
         for vector_id, description, secret, header in rows
@@ -1776,31 +1804,36 @@ def encrypted_step_02_03_segments() -> list[dict[str, Any]]:
             f"{h}..{i}.{c + 'A' * ((1 - len(c)) % 4)}.{t}",
         ),
     ]
-    return [vector(vector_id, description, tok, "malformed") for vector_id, description, tok in rows]
+    return token_table("malformed", rows)
 
 
 def encrypted_step_04_header_json() -> list[dict[str, Any]]:
     """Step 4, header JSON: a protected header that is not one strict JSON object is `malformed`."""
-    claims = claims_for("encrypted-malformed-header")
     kid = A256GCM.kid.encode()
-    rows = [
-        ("encrypted-malformed-header-not-json", "The protected header is not JSON.", b"{alg:dir}"),
-        ("encrypted-malformed-header-array", "The protected header is a JSON array.", b'["dir","A256GCM"]'),
-        (
-            "encrypted-malformed-header-duplicate-member",
-            "The protected header repeats enc.",
-            b'{"alg":"dir","enc":"A256GCM","typ":"mrtr-state+jwt","kid":"%s","enc":"A256GCM"}' % kid,
-        ),
-    ]
-    return [
-        vector(
-            vector_id,
-            description,
-            jwe_assemble(ENCRYPTION_SECRET, header, claims, iv_for(vector_id)),
-            "malformed",
-        )
-        for vector_id, description, header in rows
-    ]
+    return jwe_header_table(
+        "malformed",
+        [
+            (
+                "encrypted-malformed-header-not-json",
+                "The protected header is not JSON.",
+                ENCRYPTION_SECRET,
+                b"{alg:dir}",
+            ),
+            (
+                "encrypted-malformed-header-array",
+                "The protected header is a JSON array.",
+                ENCRYPTION_SECRET,
+                b'["dir","A256GCM"]',
+            ),
+            (
+                "encrypted-malformed-header-duplicate-member",
+                "The protected header repeats enc.",
+                ENCRYPTION_SECRET,
+                b'{"alg":"dir","enc":"A256GCM","typ":"mrtr-state+jwt","kid":"%s","enc":"A256GCM"}' % kid,
+            ),
+        ],
+        claims=claims_for("encrypted-malformed-header"),
+    )
 
 
 def encrypted_step_05_header_allowlist() -> list[dict[str, Any]]:
@@ -1999,7 +2032,7 @@ def encrypted_step_10_decryption() -> list[dict[str, Any]]:
                 jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), claims_for(vector_id), iv),
             )
         )
-    return [vector(vector_id, description, tok, "bad_signature") for vector_id, description, tok in rows]
+    return token_table("bad_signature", rows)
 
 
 def encrypted_step_11_claims_json() -> list[dict[str, Any]]:

@@ -89,6 +89,16 @@ def jti_for(vector_id: str) -> str:
     return b64(hashlib.sha256(vector_id.encode()).digest()[:16])
 
 
+def edited(members: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`members` with `changes` applied: a value replaces or adds a member, None deletes it."""
+    for name, value in changes.items():
+        if value is None:
+            del members[name]
+        else:
+            members[name] = value
+    return members
+
+
 def claims_for(vector_id: str, **changes: Any) -> dict[str, Any]:
     """The claims of a valid token for the default request; `changes` edits them (None deletes)."""
     claims: dict[str, Any] = {
@@ -101,12 +111,7 @@ def claims_for(vector_id: str, **changes: Any) -> dict[str, Any]:
         "args_sha256": arguments_digest(ARGUMENTS),
         "state": STATE,
     }
-    for name, value in changes.items():
-        if value is None:
-            del claims[name]
-        else:
-            claims[name] = value
-    return claims
+    return edited(claims, changes)
 
 
 def compact(value: Any) -> bytes:
@@ -149,13 +154,16 @@ def parsed(value: Any) -> Any:
 
 
 def header_for(key: Key, **changes: Any) -> dict[str, Any]:
-    header: dict[str, Any] = {"alg": key.alg, "typ": TYP, "kid": key.kid}
-    for name, value in changes.items():
-        if value is None:
-            del header[name]
-        else:
-            header[name] = value
-    return header
+    """The header a minter writes with `key`; `changes` edits it (None deletes)."""
+    return edited({"alg": key.alg, "typ": TYP, "kid": key.kid}, changes)
+
+
+def segment(value: dict[str, Any] | bytes | str) -> str:
+    """A token segment: an object written compact, raw JSON bytes as they are, then base64url; a str is
+    already a segment."""
+    if isinstance(value, str):
+        return value
+    return b64(value if isinstance(value, bytes) else compact(value))
 
 
 def assemble(
@@ -164,12 +172,7 @@ def assemble(
     payload: dict[str, Any] | bytes | str,
 ) -> str:
     """Sign header and payload (objects, raw JSON bytes, or ready segments) into a compact JWS."""
-    h = header if isinstance(header, str) else b64(header if isinstance(header, bytes) else compact(header))
-    p = (
-        payload
-        if isinstance(payload, str)
-        else b64(payload if isinstance(payload, bytes) else compact(payload))
-    )
+    h, p = segment(header), segment(payload)
     sign = signer.sign if isinstance(signer, Key) else signer
     return f"{h}.{p}.{b64(sign(f'{h}.{p}'.encode('ascii')))}"
 
@@ -207,23 +210,34 @@ def noncanonical_last(segment: str) -> str:
     return segment[:-1] + alphabet[value | 1]
 
 
-def sized_token(vector_id: str, length: int) -> tuple[str, Any]:
-    """A valid HS256 token of exactly `length` characters, and its state.
+def sized(
+    length: int, header: dict[str, Any], mint: Callable[[bytes, dict[str, Any]], str], what: str
+) -> tuple[str, Any]:
+    """A valid token of exactly `length` characters, minted by `mint(header JSON, state)`, and its state.
 
     A filler string in the state sets the length; base64url never yields a segment
     whose length is 1 modulo 4, so a second, equally valid header spelling (with
     spaces) covers the lengths the compact one cannot reach.
     """
-    headers = [compact(header_for(HS256)), json.dumps(header_for(HS256)).encode()]
-    for header in headers:
+    for spelling in (compact(header), json.dumps(header).encode()):
         for filler in range(length):
             state = {"filler": "x" * filler}
-            tok = assemble(HS256, header, claims_for(vector_id, state=state))
+            tok = mint(spelling, state)
             if len(tok) == length:
                 return tok, state
             if len(tok) > length:
                 break
-    raise SystemExit(f"cannot size a token to {length} characters")
+    raise SystemExit(f"cannot size {what} to {length} characters")
+
+
+def sized_token(vector_id: str, length: int) -> tuple[str, Any]:
+    """A valid HS256 token of exactly `length` characters, and its state."""
+    return sized(
+        length,
+        header_for(HS256),
+        lambda header, state: assemble(HS256, header, claims_for(vector_id, state=state)),
+        "a token",
+    )
 
 
 # --- tokens.json, one group per step of section 5 ---------------------------------------------------
@@ -1563,22 +1577,19 @@ def iv_for(vector_id: str) -> bytes:
 
 
 def jwe_header_for(kid: Any = None, **changes: Any) -> dict[str, Any]:
+    """The protected header a minter writes with the A256GCM key (or naming `kid`); `changes` edits it
+    (None deletes)."""
     header: dict[str, Any] = {"alg": "dir", "enc": "A256GCM", "typ": TYP, "kid": A256GCM.kid}
     if kid is not None:
         header["kid"] = kid
-    for name, value in changes.items():
-        if value is None:
-            del header[name]
-        else:
-            header[name] = value
-    return header
+    return edited(header, changes)
 
 
 def encrypt_parts(
     secret: bytes, header: dict[str, Any] | bytes | str, plaintext: dict[str, Any] | bytes, iv: bytes
 ) -> tuple[str, str, str, str]:
     """Encrypt `plaintext` with AES-GCM under `secret`; the AAD is the header segment's ASCII."""
-    h = header if isinstance(header, str) else b64(header if isinstance(header, bytes) else compact(header))
+    h = segment(header)
     pt = plaintext if isinstance(plaintext, bytes) else compact(plaintext)
     sealed = AESGCM(secret).encrypt(iv, pt, h.encode("ascii"))
     return h, b64(iv), b64(sealed[:-16]), b64(sealed[-16:])
@@ -1607,18 +1618,14 @@ def enc_token(vector_id: str, **changes: Any) -> str:
 
 def sized_enc_token(vector_id: str, length: int) -> tuple[str, Any]:
     """A valid encrypted token of exactly `length` characters, and its state."""
-    headers = [compact(jwe_header_for()), json.dumps(jwe_header_for()).encode()]
-    for header in headers:
-        for filler in range(length):
-            state = {"filler": "x" * filler}
-            tok = jwe_assemble(
-                ENCRYPTION_SECRET, header, claims_for(vector_id, state=state), iv_for(vector_id)
-            )
-            if len(tok) == length:
-                return tok, state
-            if len(tok) > length:
-                break
-    raise SystemExit(f"cannot size an encrypted token to {length} characters")
+    return sized(
+        length,
+        jwe_header_for(),
+        lambda header, state: jwe_assemble(
+            ENCRYPTION_SECRET, header, claims_for(vector_id, state=state), iv_for(vector_id)
+        ),
+        "an encrypted token",
+    )
 
 
 # --- encrypted.json, one group per step of section 5.1 ----------------------------------------------

@@ -286,14 +286,20 @@ def raw_token(payload: bytes, alg: str = "HS256") -> str:
     return assemble(KEYS[alg], header_for(KEYS[alg]), payload)
 
 
-def valid_minted() -> list[dict[str, Any]]:
-    """Valid: tokens as a minter writes them, for each algorithm, kind of target and kind of state."""
-    sealed = StateSealer(
-        Keyring([HS256]),
+def reference_seal(key: Key, entropy_seed: bytes) -> str:
+    """StateSealer.seal's output with `key` for the default request, sealed at IAT + 0.75 s, its jti
+    drawn from an entropy hook fed by `entropy_seed`."""
+    return StateSealer(
+        Keyring([key]),
         issuer=ISSUER,
         clock=lambda: IAT + 0.75,
-        entropy=lambda n: hashlib.sha256(b"valid-hs256-reference-sealer").digest()[:n],
+        entropy=lambda n: hashlib.sha256(entropy_seed).digest()[:n],
     ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS)
+
+
+def valid_minted() -> list[dict[str, Any]]:
+    """Valid: tokens as a minter writes them, for each algorithm, kind of target and kind of state."""
+    sealed = reference_seal(HS256, b"valid-hs256-reference-sealer")
     unicode_state = {
         "name": "Zoë 😀",
         "escapes": 'tab\tquote"back\\slash',
@@ -1659,12 +1665,7 @@ def encrypted_valid() -> list[dict[str, Any]]:
     # The sealer draws every IV from the operating system (no hook reaches it), so the
     # vector is its output with the IV replaced by a fixed one: the same header and
     # plaintext, encrypted again.
-    minted = StateSealer(
-        Keyring([A256GCM]),
-        issuer=ISSUER,
-        clock=lambda: IAT + 0.75,
-        entropy=lambda n: hashlib.sha256(b"encrypted-valid-reference-sealer jti").digest()[:n],
-    ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS)
+    minted = reference_seal(A256GCM, b"encrypted-valid-reference-sealer jti")
     header, _, iv, ciphertext, tag = minted.split(".")
     secret = seed("A256GCM key")
     plaintext = AESGCM(secret).decrypt(unb64(iv), unb64(ciphertext) + unb64(tag), header.encode("ascii"))

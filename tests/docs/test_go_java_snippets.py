@@ -18,7 +18,6 @@ CI=true, where it fails. The servers are compiled, not started: they listen on f
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci import missing_tool
 from tests.docs.fenced_blocks import NOT_FOR_COPYING, fenced_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,9 +103,7 @@ def test_the_checker_sees_a_changed_block() -> None:
 def test_the_without_mcp_program_opens_refuses_another_user_and_a_replay() -> None:
     go = shutil.which("go")
     if go is None:
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail("the go toolchain is missing and CI=true")
-        pytest.skip("go not found on PATH")
+        missing_tool("go not found on PATH")
     run = subprocess.run(
         [go, "run", "./examples/readme/withoutmcp"],
         capture_output=True,

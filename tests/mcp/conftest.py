@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -29,6 +28,7 @@ if str(EXAMPLES) not in sys.path:
 
 from server.accounts import EXAMPLE_TOKENS  # noqa: E402
 from server.launch import RunningServer, ServerStartError, running_server  # noqa: E402
+from tests.ci import missing_tool  # noqa: E402, F401  (the MCP tests take it from this conftest)
 
 from mrtr_state.mcp import REASON_META_KEY  # noqa: E402
 
@@ -37,14 +37,6 @@ TOKEN_OF = {user: token for token, user in EXAMPLE_TOKENS.items()}
 YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
 #: The arguments of the example's ``delete_branch`` that the in-process tests delete.
 OLD_FEATURE = {"repo": "acme/api", "branch": "old-feature"}
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def missing_tool(message: str) -> None:
-    """Skip locally, but fail under CI=true: a missing tool must never pass silently there."""
-    if IN_CI:
-        pytest.fail(f"{message} (CI=true: required)")
-    pytest.skip(message)
 
 
 class Clock:

@@ -81,7 +81,6 @@ def _node() -> str:
         if found and int(found.group(1)) >= 22:
             return candidate
     missing_tool("the conformance suite needs Node 22 or newer (none on PATH, none installed by npm ci)")
-    raise AssertionError("unreachable")
 
 
 def _run(node: str, url: str, scenario: str, out: Path) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ coroutine function (:func:`measure_async`, awaited in the caller's event loop).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import json
@@ -243,3 +244,32 @@ def method_line(rounds: int, batch_ms: float, clock: str) -> str:
         "us = median per-call time over rounds; ratios = median of same-round ratios; "
         "+- = half the interquartile range of the per-round times"
     )
+
+
+def add_run_options(
+    parser: argparse.ArgumentParser, *, rounds: int, rounds_help: str, batch_ms: float, quick_rounds: int
+) -> None:
+    """The options of a benchmark in rounds: --rounds, --batch-ms, --quick, --seed, --clock, --json."""
+    parser.add_argument("--rounds", type=int, default=rounds, help=f"{rounds_help} (default {rounds})")
+    parser.add_argument(
+        "--batch-ms", type=float, default=batch_ms, help=f"time per batch, ms (default {batch_ms:g})"
+    )
+    parser.add_argument("--quick", action="store_true", help=f"{quick_rounds} rounds: a rough look")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the interleaving order")
+    parser.add_argument(
+        "--clock", choices=("cpu", "wall"), default="cpu", help="CPU time (default) or wall time"
+    )
+    parser.add_argument("--json", metavar="PATH", help="also write every median and ratio to PATH")
+
+
+def finish(report: dict[str, Any], *, started: float, met_all: bool, json_path: str | None) -> None:
+    """Print the closing line (the load, how long the run took, whether every target was met), and
+    write ``report`` to ``json_path`` when one was given (``--json``)."""
+    load = os.getloadavg()
+    print(
+        f"\nload average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+        f"run took {time.time() - started:.0f} s; every target met: {'yes' if met_all else 'no'}"
+    )
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(report, f, indent=1)

@@ -41,8 +41,10 @@ from typing import Any
 import anyio
 from _harness import (
     Candidate,
+    add_run_options,
     by_label,
     describe_machine,
+    finish,
     make_state,
     measure_async,
     median,
@@ -188,14 +190,7 @@ async def run(rounds: int, batch_s: float, seed: int, clock: str) -> list[tuple[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=60, help="rounds (default 60)")
-    parser.add_argument("--batch-ms", type=float, default=20.0, help="time per batch, ms (default 20)")
-    parser.add_argument("--quick", action="store_true", help="10 rounds: a rough look")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the interleaving order")
-    parser.add_argument(
-        "--clock", choices=("cpu", "wall"), default="cpu", help="CPU time (default) or wall time"
-    )
-    parser.add_argument("--json", metavar="PATH", help="also write every median and ratio to PATH")
+    add_run_options(parser, rounds=60, rounds_help="rounds", batch_ms=20.0, quick_rounds=10)
     args = parser.parse_args(argv)
     rounds = 10 if args.quick else args.rounds
     started = time.time()
@@ -222,14 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             label: {"us": round(median(c.samples) * 1e6, 1)} for label, c in rows.items()
         }
         report["sizes"][name]["ratio"] = round(value, 3)
-    load = os.getloadavg()
-    print(
-        f"\nload average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-        f"run took {time.time() - started:.0f} s; every target met: {'yes' if met_all else 'no'}"
-    )
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
+    finish(report, started=started, met_all=met_all, json_path=args.json)
     return 0
 
 

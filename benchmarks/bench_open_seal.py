@@ -60,8 +60,10 @@ from typing import Any
 import jwt as pyjwt
 from _harness import (
     Candidate,
+    add_run_options,
     by_label,
     describe_machine,
+    finish,
     make_state,
     measure,
     median,
@@ -702,14 +704,7 @@ def print_parts(title: str, cands: Sequence[Candidate]) -> dict[str, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=200, help="rounds per table (default 200)")
-    parser.add_argument("--batch-ms", type=float, default=2.0, help="time per batch, ms (default 2)")
-    parser.add_argument("--quick", action="store_true", help="30 rounds: a rough look")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the interleaving order")
-    parser.add_argument("--json", metavar="PATH", help="also write every median and ratio to PATH")
-    parser.add_argument(
-        "--clock", choices=("cpu", "wall"), default="cpu", help="CPU time (default) or wall time"
-    )
+    add_run_options(parser, rounds=200, rounds_help="rounds per table", batch_ms=2.0, quick_rounds=30)
     args = parser.parse_args(argv)
     rounds = 30 if args.quick else args.rounds
     batch_s = args.batch_ms / 1000
@@ -810,14 +805,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     report["token_lengths"] = token_lengths(s, lin_sizes)
 
-    load = os.getloadavg()
-    print(
-        f"\nload average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-        f"run took {time.time() - started:.0f} s; every target met: {'yes' if met_all else 'no'}"
-    )
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
+    finish(report, started=started, met_all=met_all, json_path=args.json)
     return 0
 
 

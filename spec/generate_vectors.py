@@ -89,6 +89,16 @@ def jti_for(vector_id: str) -> str:
     return b64(hashlib.sha256(vector_id.encode()).digest()[:16])
 
 
+def edited(members: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`members` with `changes` applied: a value replaces or adds a member, None deletes it."""
+    for name, value in changes.items():
+        if value is None:
+            del members[name]
+        else:
+            members[name] = value
+    return members
+
+
 def claims_for(vector_id: str, **changes: Any) -> dict[str, Any]:
     """The claims of a valid token for the default request; `changes` edits them (None deletes)."""
     claims: dict[str, Any] = {
@@ -101,12 +111,7 @@ def claims_for(vector_id: str, **changes: Any) -> dict[str, Any]:
         "args_sha256": arguments_digest(ARGUMENTS),
         "state": STATE,
     }
-    for name, value in changes.items():
-        if value is None:
-            del claims[name]
-        else:
-            claims[name] = value
-    return claims
+    return edited(claims, changes)
 
 
 def compact(value: Any) -> bytes:
@@ -149,13 +154,16 @@ def parsed(value: Any) -> Any:
 
 
 def header_for(key: Key, **changes: Any) -> dict[str, Any]:
-    header: dict[str, Any] = {"alg": key.alg, "typ": TYP, "kid": key.kid}
-    for name, value in changes.items():
-        if value is None:
-            del header[name]
-        else:
-            header[name] = value
-    return header
+    """The header a minter writes with `key`; `changes` edits it (None deletes)."""
+    return edited({"alg": key.alg, "typ": TYP, "kid": key.kid}, changes)
+
+
+def segment(value: dict[str, Any] | bytes | str) -> str:
+    """A token segment: an object written compact, raw JSON bytes as they are, then base64url; a str is
+    already a segment."""
+    if isinstance(value, str):
+        return value
+    return b64(value if isinstance(value, bytes) else compact(value))
 
 
 def assemble(
@@ -164,12 +172,7 @@ def assemble(
     payload: dict[str, Any] | bytes | str,
 ) -> str:
     """Sign header and payload (objects, raw JSON bytes, or ready segments) into a compact JWS."""
-    h = header if isinstance(header, str) else b64(header if isinstance(header, bytes) else compact(header))
-    p = (
-        payload
-        if isinstance(payload, str)
-        else b64(payload if isinstance(payload, bytes) else compact(payload))
-    )
+    h, p = segment(header), segment(payload)
     sign = signer.sign if isinstance(signer, Key) else signer
     return f"{h}.{p}.{b64(sign(f'{h}.{p}'.encode('ascii')))}"
 
@@ -207,23 +210,34 @@ def noncanonical_last(segment: str) -> str:
     return segment[:-1] + alphabet[value | 1]
 
 
-def sized_token(vector_id: str, length: int) -> tuple[str, Any]:
-    """A valid HS256 token of exactly `length` characters, and its state.
+def sized(
+    length: int, header: dict[str, Any], mint: Callable[[bytes, dict[str, Any]], str], what: str
+) -> tuple[str, Any]:
+    """A valid token of exactly `length` characters, minted by `mint(header JSON, state)`, and its state.
 
     A filler string in the state sets the length; base64url never yields a segment
     whose length is 1 modulo 4, so a second, equally valid header spelling (with
     spaces) covers the lengths the compact one cannot reach.
     """
-    headers = [compact(header_for(HS256)), json.dumps(header_for(HS256)).encode()]
-    for header in headers:
+    for spelling in (compact(header), json.dumps(header).encode()):
         for filler in range(length):
             state = {"filler": "x" * filler}
-            tok = assemble(HS256, header, claims_for(vector_id, state=state))
+            tok = mint(spelling, state)
             if len(tok) == length:
                 return tok, state
             if len(tok) > length:
                 break
-    raise SystemExit(f"cannot size a token to {length} characters")
+    raise SystemExit(f"cannot size {what} to {length} characters")
+
+
+def sized_token(vector_id: str, length: int) -> tuple[str, Any]:
+    """A valid HS256 token of exactly `length` characters, and its state."""
+    return sized(
+        length,
+        header_for(HS256),
+        lambda header, state: assemble(HS256, header, claims_for(vector_id, state=state)),
+        "a token",
+    )
 
 
 # --- tokens.json, one group per step of section 5 ---------------------------------------------------
@@ -244,12 +258,25 @@ def claim_table(reason: str | None, rows: list[ClaimRow]) -> list[dict[str, Any]
     ]
 
 
+def token_table(reason: str, rows: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """One vector per row (id, description, token): a token written out for the default request."""
+    return [vector(vector_id, description, tok, reason) for vector_id, description, tok in rows]
+
+
 def header_table(
-    reason: str, rows: list[tuple[str, str, Callable[[bytes], bytes] | Key, dict[str, Any]]]
+    reason: str,
+    rows: list[tuple[str, str, Callable[[bytes], bytes] | Key, dict[str, Any] | bytes]],
+    claims: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """One vector per row (id, description, signer, header): the default claims under that header."""
+    """One vector per row (id, description, signer, header): the default claims under that header
+    (`claims`, when given, are the claims of every row instead)."""
     return [
-        vector(vector_id, description, assemble(signer, header, claims_for(vector_id)), reason)
+        vector(
+            vector_id,
+            description,
+            assemble(signer, header, claims_for(vector_id) if claims is None else claims),
+            reason,
+        )
         for vector_id, description, signer, header in rows
     ]
 
@@ -259,14 +286,20 @@ def raw_token(payload: bytes, alg: str = "HS256") -> str:
     return assemble(KEYS[alg], header_for(KEYS[alg]), payload)
 
 
-def valid_minted() -> list[dict[str, Any]]:
-    """Valid: tokens as a minter writes them, for each algorithm, kind of target and kind of state."""
-    sealed = StateSealer(
-        Keyring([HS256]),
+def reference_seal(key: Key, entropy_seed: bytes) -> str:
+    """StateSealer.seal's output with `key` for the default request, sealed at IAT + 0.75 s, its jti
+    drawn from an entropy hook fed by `entropy_seed`."""
+    return StateSealer(
+        Keyring([key]),
         issuer=ISSUER,
         clock=lambda: IAT + 0.75,
-        entropy=lambda n: hashlib.sha256(b"valid-hs256-reference-sealer").digest()[:n],
+        entropy=lambda n: hashlib.sha256(entropy_seed).digest()[:n],
     ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS)
+
+
+def valid_minted() -> list[dict[str, Any]]:
+    """Valid: tokens as a minter writes them, for each algorithm, kind of target and kind of state."""
+    sealed = reference_seal(HS256, b"valid-hs256-reference-sealer")
     unicode_state = {
         "name": "Zoë 😀",
         "escapes": 'tab\tquote"back\\slash',
@@ -644,41 +677,49 @@ def step_02_03_segments() -> list[dict[str, Any]]:
         ),
         ("malformed-non-ascii", "A non-ASCII character in the token.", good[:-1] + "é"),
     ]
-    return [vector(vector_id, description, tok, "malformed") for vector_id, description, tok in rows]
+    return token_table("malformed", rows)
 
 
 def step_04_header_json() -> list[dict[str, Any]]:
     """Step 4, header JSON: a header that is not one strict JSON object is `malformed`."""
-    claims = claims_for("malformed-header")
     kid = HS256.kid.encode()
-    rows = [
-        ("malformed-header-not-json", "The header is not JSON.", b"{alg:HS256}"),
-        ("malformed-header-array", "The header is a JSON array.", b'["HS256"]'),
-        (
-            "malformed-header-duplicate-member",
-            "The header repeats alg.",
-            b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"%s","alg":"HS256"}' % kid,
-        ),
-        (
-            "malformed-header-bom",
-            "The header starts with a UTF-8 byte order mark.",
-            b"\xef\xbb\xbf" + compact(header_for(HS256)),
-        ),
-        (
-            "malformed-header-invalid-utf8",
-            "The header is not valid UTF-8.",
-            b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"\xff"}',
-        ),
-        (
-            "malformed-header-too-deep",
-            "A header value nested 41 levels (the limit is 33).",
-            b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"' + kid + b'","x":' + b"[" * 40 + b"]" * 40 + b"}",
-        ),
-    ]
-    return [
-        vector(vector_id, description, assemble(HS256, header, claims), "malformed")
-        for vector_id, description, header in rows
-    ]
+    return header_table(
+        "malformed",
+        [
+            ("malformed-header-not-json", "The header is not JSON.", HS256, b"{alg:HS256}"),
+            ("malformed-header-array", "The header is a JSON array.", HS256, b'["HS256"]'),
+            (
+                "malformed-header-duplicate-member",
+                "The header repeats alg.",
+                HS256,
+                b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"%s","alg":"HS256"}' % kid,
+            ),
+            (
+                "malformed-header-bom",
+                "The header starts with a UTF-8 byte order mark.",
+                HS256,
+                b"\xef\xbb\xbf" + compact(header_for(HS256)),
+            ),
+            (
+                "malformed-header-invalid-utf8",
+                "The header is not valid UTF-8.",
+                HS256,
+                b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"\xff"}',
+            ),
+            (
+                "malformed-header-too-deep",
+                "A header value nested 41 levels (the limit is 33).",
+                HS256,
+                b'{"alg":"HS256","typ":"mrtr-state+jwt","kid":"'
+                + kid
+                + b'","x":'
+                + b"[" * 40
+                + b"]" * 40
+                + b"}",
+            ),
+        ],
+        claims=claims_for("malformed-header"),
+    )
 
 
 def step_05_header_allowlist() -> list[dict[str, Any]]:
@@ -1542,22 +1583,19 @@ def iv_for(vector_id: str) -> bytes:
 
 
 def jwe_header_for(kid: Any = None, **changes: Any) -> dict[str, Any]:
+    """The protected header a minter writes with the A256GCM key (or naming `kid`); `changes` edits it
+    (None deletes)."""
     header: dict[str, Any] = {"alg": "dir", "enc": "A256GCM", "typ": TYP, "kid": A256GCM.kid}
     if kid is not None:
         header["kid"] = kid
-    for name, value in changes.items():
-        if value is None:
-            del header[name]
-        else:
-            header[name] = value
-    return header
+    return edited(header, changes)
 
 
 def encrypt_parts(
     secret: bytes, header: dict[str, Any] | bytes | str, plaintext: dict[str, Any] | bytes, iv: bytes
 ) -> tuple[str, str, str, str]:
     """Encrypt `plaintext` with AES-GCM under `secret`; the AAD is the header segment's ASCII."""
-    h = header if isinstance(header, str) else b64(header if isinstance(header, bytes) else compact(header))
+    h = segment(header)
     pt = plaintext if isinstance(plaintext, bytes) else compact(plaintext)
     sealed = AESGCM(secret).encrypt(iv, pt, h.encode("ascii"))
     return h, b64(iv), b64(sealed[:-16]), b64(sealed[-16:])
@@ -1586,18 +1624,14 @@ def enc_token(vector_id: str, **changes: Any) -> str:
 
 def sized_enc_token(vector_id: str, length: int) -> tuple[str, Any]:
     """A valid encrypted token of exactly `length` characters, and its state."""
-    headers = [compact(jwe_header_for()), json.dumps(jwe_header_for()).encode()]
-    for header in headers:
-        for filler in range(length):
-            state = {"filler": "x" * filler}
-            tok = jwe_assemble(
-                ENCRYPTION_SECRET, header, claims_for(vector_id, state=state), iv_for(vector_id)
-            )
-            if len(tok) == length:
-                return tok, state
-            if len(tok) > length:
-                break
-    raise SystemExit(f"cannot size an encrypted token to {length} characters")
+    return sized(
+        length,
+        jwe_header_for(),
+        lambda header, state: jwe_assemble(
+            ENCRYPTION_SECRET, header, claims_for(vector_id, state=state), iv_for(vector_id)
+        ),
+        "an encrypted token",
+    )
 
 
 # --- encrypted.json, one group per step of section 5.1 ----------------------------------------------
@@ -1605,13 +1639,20 @@ def sized_enc_token(vector_id: str, length: int) -> tuple[str, Any]:
 # file; ENCRYPTED_GROUPS lists them. The step numbers are those of section 5.1.
 
 
-def jwe_header_table(reason: str, rows: list[tuple[str, str, bytes, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One vector per row (id, description, AES key, protected header): the default claims, encrypted."""
+def jwe_header_table(
+    reason: str,
+    rows: list[tuple[str, str, bytes, dict[str, Any] | bytes]],
+    claims: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """One vector per row (id, description, AES key, protected header): the default claims, encrypted
+    (`claims`, when given, are the claims of every row instead)."""
     return [
         vector(
             vector_id,
             description,
-            jwe_assemble(secret, header, claims_for(vector_id), iv_for(vector_id)),
+            jwe_assemble(
+                secret, header, claims_for(vector_id) if claims is None else claims, iv_for(vector_id)
+            ),
             reason,
         )
         for vector_id, description, secret, header in rows
@@ -1624,12 +1665,7 @@ def encrypted_valid() -> list[dict[str, Any]]:
     # The sealer draws every IV from the operating system (no hook reaches it), so the
     # vector is its output with the IV replaced by a fixed one: the same header and
     # plaintext, encrypted again.
-    minted = StateSealer(
-        Keyring([A256GCM]),
-        issuer=ISSUER,
-        clock=lambda: IAT + 0.75,
-        entropy=lambda n: hashlib.sha256(b"encrypted-valid-reference-sealer jti").digest()[:n],
-    ).seal(STATE, user=USER, tool=TOOL, arguments=ARGUMENTS)
+    minted = reference_seal(A256GCM, b"encrypted-valid-reference-sealer jti")
     header, _, iv, ciphertext, tag = minted.split(".")
     secret = seed("A256GCM key")
     plaintext = AESGCM(secret).decrypt(unb64(iv), unb64(ciphertext) + unb64(tag), header.encode("ascii"))
@@ -1776,31 +1812,36 @@ def encrypted_step_02_03_segments() -> list[dict[str, Any]]:
             f"{h}..{i}.{c + 'A' * ((1 - len(c)) % 4)}.{t}",
         ),
     ]
-    return [vector(vector_id, description, tok, "malformed") for vector_id, description, tok in rows]
+    return token_table("malformed", rows)
 
 
 def encrypted_step_04_header_json() -> list[dict[str, Any]]:
     """Step 4, header JSON: a protected header that is not one strict JSON object is `malformed`."""
-    claims = claims_for("encrypted-malformed-header")
     kid = A256GCM.kid.encode()
-    rows = [
-        ("encrypted-malformed-header-not-json", "The protected header is not JSON.", b"{alg:dir}"),
-        ("encrypted-malformed-header-array", "The protected header is a JSON array.", b'["dir","A256GCM"]'),
-        (
-            "encrypted-malformed-header-duplicate-member",
-            "The protected header repeats enc.",
-            b'{"alg":"dir","enc":"A256GCM","typ":"mrtr-state+jwt","kid":"%s","enc":"A256GCM"}' % kid,
-        ),
-    ]
-    return [
-        vector(
-            vector_id,
-            description,
-            jwe_assemble(ENCRYPTION_SECRET, header, claims, iv_for(vector_id)),
-            "malformed",
-        )
-        for vector_id, description, header in rows
-    ]
+    return jwe_header_table(
+        "malformed",
+        [
+            (
+                "encrypted-malformed-header-not-json",
+                "The protected header is not JSON.",
+                ENCRYPTION_SECRET,
+                b"{alg:dir}",
+            ),
+            (
+                "encrypted-malformed-header-array",
+                "The protected header is a JSON array.",
+                ENCRYPTION_SECRET,
+                b'["dir","A256GCM"]',
+            ),
+            (
+                "encrypted-malformed-header-duplicate-member",
+                "The protected header repeats enc.",
+                ENCRYPTION_SECRET,
+                b'{"alg":"dir","enc":"A256GCM","typ":"mrtr-state+jwt","kid":"%s","enc":"A256GCM"}' % kid,
+            ),
+        ],
+        claims=claims_for("encrypted-malformed-header"),
+    )
 
 
 def encrypted_step_05_header_allowlist() -> list[dict[str, Any]]:
@@ -1999,7 +2040,7 @@ def encrypted_step_10_decryption() -> list[dict[str, Any]]:
                 jwe_assemble(ENCRYPTION_SECRET, jwe_header_for(), claims_for(vector_id), iv),
             )
         )
-    return [vector(vector_id, description, tok, "bad_signature") for vector_id, description, tok in rows]
+    return token_table("bad_signature", rows)
 
 
 def encrypted_step_11_claims_json() -> list[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -11,6 +11,22 @@ from mrtr_state import Keyring, StateSealer
 
 NOW = 1_767_225_600  # 2026-01-01T00:00:00Z
 ISSUER = "https://files.example.com"
+
+#: The reasons a token with one character changed is refused with (rule AGT-18's check): which of them
+#: depends on where the change falls (profile 5 and 5.1, steps 2 to 10).
+ONE_CHANGE_REASONS = frozenset(
+    {"malformed", "unsupported_header", "wrong_type", "unknown_key", "algorithm_mismatch", "bad_signature"}
+)
+_TOKEN_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_."
+
+
+def one_character_changes(token: str, steps: tuple[int, ...] = (1,)) -> Iterator[tuple[int, str]]:
+    """Each position of ``token``, with a copy in which that character is replaced by the one ``step``
+    places after it in the base64url alphabet followed by ``.`` (so a separator changes too), per step."""
+    for i, char in enumerate(token):
+        for step in steps:
+            replacement = _TOKEN_ALPHABET[(_TOKEN_ALPHABET.index(char) + step) % len(_TOKEN_ALPHABET)]
+            yield i, token[:i] + replacement + token[i + 1 :]
 
 
 class Clock:

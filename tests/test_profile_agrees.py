@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from types import ModuleType
 
-import pytest
-
 from mrtr_state import DEFAULT_MAX_LIFETIME, DEFAULT_MAX_TOKEN_BYTES, DEFAULT_TTL, REASONS, TYP, sealer
 from mrtr_state.token import _json as strict_json
 from mrtr_state.token import claims, jws
+from tests.ci import missing_tool
 
 PROFILE = (Path(__file__).resolve().parent.parent / "spec" / "profile.md").read_text(encoding="utf-8")
 
@@ -69,10 +67,9 @@ def mcp_integration() -> ModuleType:
     try:
         import mrtr_state.mcp as integration
     except ImportError as exc:
-        message = f"the MCP part of the profile needs the mcp extra (pip install 'mrtr-state[mcp]'): {exc}"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"{message} (CI=true: required)")
-        pytest.skip(message)
+        missing_tool(
+            f"the MCP part of the profile needs the mcp extra (pip install 'mrtr-state[mcp]'): {exc}"
+        )
     return integration
 
 

@@ -13,50 +13,27 @@ import pytest
 import rfc8785
 
 from mrtr_state import (
-    InvalidRequestState,
     Key,
     Keyring,
     KeyringError,
-    StateSealer,
     arguments_digest,
     canonicalize,
 )
+from tests.vector_files import VECTORS, assert_verdict, load
 
 ROOT = Path(__file__).resolve().parent.parent
-VECTORS = ROOT / "spec" / "vectors"
-KEYS = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))
-TOKENS = json.loads((VECTORS / "tokens.json").read_text(encoding="utf-8"))
-ARGUMENTS = json.loads((VECTORS / "arguments.json").read_text(encoding="utf-8"))
-INVALID_KEYS = json.loads((VECTORS / "invalid-keys.json").read_text(encoding="utf-8"))
+KEYS = load("keys.json")
+TOKENS = load("tokens.json")
+ARGUMENTS = load("arguments.json")
+INVALID_KEYS = load("invalid-keys.json")
 BINDABLE = [case for case in ARGUMENTS["vectors"] if not case.get("unbindable")]
 UNBINDABLE = [case for case in ARGUMENTS["vectors"] if case.get("unbindable")]
 RING = Keyring.from_jwks(KEYS["verifier_jwks"])
 
 
-def verify(vector: dict[str, Any]) -> Any:
-    settings = {**TOKENS["defaults"], **{k: vector[k] for k in TOKENS["defaults"] if k in vector}}
-    sealer = StateSealer(
-        RING,
-        issuer=settings["issuer"],
-        max_lifetime=settings["max_lifetime"],
-        leeway=settings["leeway"],
-        max_token_bytes=settings["max_token_bytes"],
-        clock=lambda: vector["now"],
-        require_arguments=settings["require_arguments"],
-    )
-    target = {k: vector[k] for k in ("tool", "prompt", "resource") if k in vector}
-    return sealer.open(vector["token"], user=vector["user"], arguments=vector.get("arguments", {}), **target)
-
-
 @pytest.mark.parametrize("vector", TOKENS["vectors"], ids=lambda v: v["id"])
 def test_each_token_vector_gets_its_expected_verdict_and_reason(vector: dict[str, Any]) -> None:
-    expected = vector["expected"]
-    if expected["valid"]:
-        assert verify(vector) == expected["state"]
-    else:
-        with pytest.raises(InvalidRequestState) as refusal:
-            verify(vector)
-        assert refusal.value.reason == expected["reason"]
+    assert_verdict(TOKENS, RING, vector)
 
 
 @pytest.mark.parametrize("case", BINDABLE, ids=lambda c: c["id"])
@@ -188,6 +165,6 @@ def test_coverage_counts_every_vector_and_reason_code_of_the_files() -> None:
             assert sum(counts.values()) == int(total), line
             current.update(counts)
     for name in ("tokens.json", "encrypted.json"):
-        vectors = json.loads((VECTORS / name).read_text(encoding="utf-8"))["vectors"]
+        vectors = load(name)["vectors"]
         expected = Counter(v["expected"].get("reason", "valid") for v in vectors)
         assert listed[name] == expected, name

@@ -19,9 +19,16 @@ DOUBLE = [sys.executable, str(Path(__file__).with_name("broken_verifier.py"))]
 KEYS = json.loads((VECTORS / "keys.json").read_text(encoding="utf-8"))
 
 
+#: The reference implementation answering the runner's protocol on standard input and output.
+SERVE = (sys.executable, "-m", "mrtr_state", "conformance", "--serve")
+#: The runner without its cases, as a user types it (``--vectors`` or ``--help`` follow).
+RUNNER = (sys.executable, "-m", "mrtr_state", "conformance")
+
+
 def conformance(*args: str) -> subprocess.CompletedProcess[str]:
+    """The runner on the spec's vectors with ``args`` (options, then ``--`` and the command to test)."""
     return subprocess.run(
-        [sys.executable, "-m", "mrtr_state", "conformance", "--vectors", str(VECTORS), *args],
+        [*RUNNER, "--vectors", str(VECTORS), *args],
         capture_output=True,
         text=True,
         timeout=600,
@@ -29,46 +36,54 @@ def conformance(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_reference_implementation_reaches_the_strict_class_through_the_protocol() -> None:
-    run = conformance(
-        "--mutations",
-        "300",
-        "--seed",
-        "1",
-        "--",
-        sys.executable,
-        "-m",
-        "mrtr_state",
-        "conformance",
-        "--serve",
+def caught(*fault: str, options: tuple[str, ...] = ("--mutations", "0")) -> str:
+    """Run the broken double with ``fault`` through the runner, which must fail it (exit 1); its report."""
+    run = conformance(*options, "--", *DOUBLE, *fault)
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr
+    return run.stdout
+
+
+def serve(lines: list[str]) -> list[dict[str, object]]:
+    """Every answer ``--serve`` writes to ``lines``, one for each (the run must exit 0)."""
+    run = subprocess.run(
+        SERVE,
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
+    assert run.returncode == 0, run.stderr
+    answers = [json.loads(line) for line in run.stdout.splitlines()]
+    assert len(answers) == len(lines), run.stdout
+    return answers
+
+
+def test_the_reference_implementation_reaches_the_strict_class_through_the_protocol() -> None:
+    run = conformance("--mutations", "300", "--seed", "1", "--", *SERVE)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr
     assert "class reached: strict" in run.stdout
     assert run.stdout.rstrip().endswith(" 0 failed")
 
 
 def test_a_verifier_that_skips_the_expiry_step_is_caught_and_the_step_named() -> None:
-    run = conformance("--mutations", "0", "--class", "baseline", "--", *DOUBLE, "skip-expiry")
-    assert run.returncode == 1
-    assert "failed rule: expired" in run.stdout
-    assert "class reached: none" in run.stdout
-    assert "(breaks the baseline class)" in run.stdout
+    report = caught("skip-expiry", options=("--mutations", "0", "--class", "baseline"))
+    assert "failed rule: expired" in report
+    assert "class reached: none" in report
+    assert "(breaks the baseline class)" in report
 
 
 def test_a_verifier_with_wrong_reason_codes_is_baseline_but_not_strict() -> None:
-    strict = conformance("--mutations", "0", "--", *DOUBLE, "swap-reasons")
-    assert strict.returncode == 1
-    assert "failed rule: wrong_user" in strict.stdout
-    assert "class reached: baseline" in strict.stdout
+    strict = caught("swap-reasons")
+    assert "failed rule: wrong_user" in strict
+    assert "class reached: baseline" in strict
     baseline = conformance("--mutations", "0", "--class", "baseline", "--", *DOUBLE, "swap-reasons")
     assert baseline.returncode == 0
     # Issue 25: what the baseline class allows is counted as allowed, once per rule, never a FAIL line.
     assert "FAIL" not in baseline.stdout
     assert "allowed rule: wrong_user (" in baseline.stdout
     assert "failed rule:" not in baseline.stdout
-    allowed = sum(
-        strict.stdout.count(f"FAIL {case}") for case in ("tokens/", "encrypted/", "arguments/", "keys/")
-    )
+    allowed = sum(strict.count(f"FAIL {case}") for case in ("tokens/", "encrypted/", "arguments/", "keys/"))
     assert allowed > 0
     assert baseline.stdout.rstrip().endswith(f" {allowed} allowed, 0 failed")
 
@@ -76,86 +91,71 @@ def test_a_verifier_with_wrong_reason_codes_is_baseline_but_not_strict() -> None
 def test_a_verifier_that_loads_small_order_keys_fails_the_strict_class() -> None:
     if not (VECTORS / "invalid-keys.json").exists():
         pytest.fail("spec/vectors/invalid-keys.json is missing")
-    run = conformance("--mutations", "0", "--", *DOUBLE, "accept-small-order-keys")
-    assert run.returncode == 1
-    assert "failed rule: refuses a key at load" in run.stdout
+    assert "failed rule: refuses a key at load" in caught("accept-small-order-keys")
 
 
 def test_an_implementation_that_stops_answering_fails_the_cases_it_left() -> None:
-    run = conformance("--mutations", "0", "--", *DOUBLE, "die-after", "5")
-    assert run.returncode == 1
-    assert "got no answer" in run.stdout
-    assert "class reached: none" in run.stdout
+    report = caught("die-after", "5")
+    assert "got no answer" in report
+    assert "class reached: none" in report
 
 
 def test_a_crashed_implementation_is_reported_once_with_its_exit_status_and_stderr() -> None:
     # Issue 24, item 11: one sentence, not one "got no answer" per case spread over many rules.
-    run = conformance("--mutations", "50", "--seed", "1", "--", *DOUBLE, "die-after", "5")
-    assert run.returncode == 1
-    assert run.stdout.count("got no answer") == 1
-    assert "the process exited with status 3 after answering 5 of " in run.stdout
-    assert "  | broken_verifier: giving up after 5 requests" in run.stdout
-    rules = [line for line in run.stdout.splitlines() if line.startswith("failed rule:")]
+    report = caught("die-after", "5", options=("--mutations", "50", "--seed", "1"))
+    assert report.count("got no answer") == 1
+    assert "the process exited with status 3 after answering 5 of " in report
+    assert "  | broken_verifier: giving up after 5 requests" in report
+    rules = [line for line in report.splitlines() if line.startswith("failed rule:")]
     assert len(rules) == 1
     assert rules[0].startswith("failed rule: no answer (")
 
 
 def test_an_implementation_that_hangs_is_stopped_at_the_timeout_and_reported_once() -> None:
-    run = conformance("--mutations", "0", "--timeout", "4", "--", *DOUBLE, "hang-after", "3")
-    assert run.returncode == 1
-    assert run.stdout.count("got no answer") == 1
-    assert "it ran past the timeout of 4 s and was stopped after answering 3 of " in run.stdout
-    assert "  | broken_verifier: giving up after 3 requests" in run.stdout
+    report = caught("hang-after", "3", options=("--mutations", "0", "--timeout", "4"))
+    assert report.count("got no answer") == 1
+    assert "it ran past the timeout of 4 s and was stopped after answering 3 of " in report
+    assert "  | broken_verifier: giving up after 3 requests" in report
 
 
 def test_a_verifier_that_refuses_every_key_fails_strict_and_is_told_why() -> None:
     # Issue 24, item 10: refusing every key used to pass every "refuses a key at load" case.
-    run = conformance("--mutations", "0", "--", *DOUBLE, "refuse-every-key")
-    assert run.returncode == 1
-    assert "FAIL keys/hs256: expected loaded, got refused at load" in run.stdout
-    assert "the implementation refused every valid key of keys.json" in run.stdout
-    assert "failed rule: loads a valid key (7 cases)" in run.stdout
-    assert "class reached: baseline" in run.stdout
+    report = caught("refuse-every-key")
+    assert "FAIL keys/hs256: expected loaded, got refused at load" in report
+    assert "the implementation refused every valid key of keys.json" in report
+    assert "failed rule: loads a valid key (7 cases)" in report
+    assert "class reached: baseline" in report
 
 
 def test_a_verifier_that_loads_a_ring_key_by_key_misses_the_shared_secret_rule() -> None:
-    run = conformance("--mutations", "0", "--", *DOUBLE, "load-rings-key-by-key")
-    assert run.returncode == 1
+    report = caught("load-rings-key-by-key")
     assert (
-        "FAIL invalid-keys/shared-secret-a256gcm-then-hs256: expected refused at load, got loaded"
-        in run.stdout
+        "FAIL invalid-keys/shared-secret-a256gcm-then-hs256: expected refused at load, got loaded" in report
     )
-    assert "failed rule: refuses a key at load (6 cases)" in run.stdout
-    assert "refused every valid key" not in run.stdout
+    assert "failed rule: refuses a key at load (6 cases)" in report
+    assert "refused every valid key" not in report
 
 
 def test_a_verifier_that_reads_null_arguments_as_empty_fails_and_the_rules_are_named() -> None:
     # Issue 24, D2: "arguments": null is present and not an object, so unbindable.
-    run = conformance("--mutations", "0", "--", *DOUBLE, "null-arguments-are-empty")
-    assert run.returncode == 1
-    assert (
-        "FAIL tokens/wrong-request-arguments-null: expected refused: wrong_request, got valid" in run.stdout
-    )
-    assert "FAIL arguments/not-an-object-null: expected unbindable, got digest" in run.stdout
-    assert "failed rule: wrong_request (1 cases)" in run.stdout
-    assert "failed rule: unbindable arguments (1 cases)" in run.stdout
+    report = caught("null-arguments-are-empty")
+    assert "FAIL tokens/wrong-request-arguments-null: expected refused: wrong_request, got valid" in report
+    assert "FAIL arguments/not-an-object-null: expected unbindable, got digest" in report
+    assert "failed rule: wrong_request (1 cases)" in report
+    assert "failed rule: unbindable arguments (1 cases)" in report
 
 
 def test_a_verifier_that_judges_numbers_by_the_exact_decimal_fails() -> None:
     # Issue 24, D1: 9007199254740991.5 is the double 2**53, so unbindable.
-    run = conformance("--mutations", "0", "--", *DOUBLE, "exact-decimal")
-    assert run.returncode == 1
-    assert "FAIL arguments/fraction-rounds-to-2-53: expected unbindable, got digest" in run.stdout
-    assert "failed rule: unbindable arguments (1 cases)" in run.stdout
+    report = caught("exact-decimal")
+    assert "FAIL arguments/fraction-rounds-to-2-53: expected unbindable, got digest" in report
+    assert "failed rule: unbindable arguments (1 cases)" in report
 
 
 def test_a_report_row_replays_its_case_and_one_case_runs_alone(tmp_path: Path) -> None:
     # Issue 24, item 12: a failing row holds the token, the request and the ring, and how to re-run it.
     report = tmp_path / "report.jsonl"
-    run = conformance(
-        "--mutations", "20", "--seed", "4", "--report", str(report), "--", *DOUBLE, "swap-reasons"
-    )
-    assert run.returncode == 1
+    caught("swap-reasons", options=("--mutations", "20", "--seed", "4", "--report", str(report)))
     rows = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
     failing = [row for row in rows if not row["strict"]]
     assert failing
@@ -169,12 +169,11 @@ def test_a_report_row_replays_its_case_and_one_case_runs_alone(tmp_path: Path) -
     assert "--seed 4 --mutations 20" in row["rerun"]
     loads = next(row for row in rows if row["id"] == "keys/a256gcm")
     assert loads["request"] == {"op": "load_key", "jwk": "keys.json#a256gcm"}
-    again = conformance(
-        "--mutations", "20", "--seed", "4", "--case", "tokens/wrong-user", "--", *DOUBLE, "swap-reasons"
+    again = caught(
+        "swap-reasons", options=("--mutations", "20", "--seed", "4", "--case", "tokens/wrong-user")
     )
-    assert again.returncode == 1
-    assert "FAIL tokens/wrong-user: expected refused: wrong_user, got refused: wrong_tool" in again.stdout
-    assert again.stdout.rstrip().endswith("0 passed, 1 failed")
+    assert "FAIL tokens/wrong-user: expected refused: wrong_user, got refused: wrong_tool" in again
+    assert again.rstrip().endswith("0 passed, 1 failed")
     mutation = next(row["id"] for row in rows if row["id"].startswith("mutation/"))
     one = conformance("--mutations", "20", "--seed", "4", "--case", mutation, "--", *DOUBLE, "swap-reasons")
     assert one.stdout.rstrip().endswith("1 passed, 0 failed") or "FAIL " + mutation in one.stdout
@@ -198,7 +197,7 @@ def test_a_run_without_a_command_is_a_usage_mistake() -> None:
 
 def test_help_documents_the_protocol_and_the_classes() -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "mrtr_state", "conformance", "--help"],
+        [*RUNNER, "--help"],
         capture_output=True,
         text=True,
         check=True,
@@ -215,34 +214,10 @@ def test_help_documents_the_protocol_and_the_classes() -> None:
 
 
 def test_serve_answers_a_line_that_is_not_json_with_an_error_and_goes_on() -> None:
-    lines = 'not json\n{"id": "a", "op": "digest", "arguments": {}}\n{"id": "b", "op": "sing"}\n'
-    run = subprocess.run(
-        [sys.executable, "-m", "mrtr_state", "conformance", "--serve"],
-        input=lines,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    answers = [json.loads(line) for line in run.stdout.splitlines()]
+    answers = serve(["not json", '{"id": "a", "op": "digest", "arguments": {}}', '{"id": "b", "op": "sing"}'])
     assert answers[0] == {"id": None, "error": "a request line is not a JSON object"}
     assert answers[1] == {"id": "a", "digest": "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"}
     assert answers[2] == {"id": "b", "unsupported": True}
-
-
-def serve(lines: list[str]) -> list[dict[str, object]]:
-    """Every answer ``--serve`` writes to ``lines``, one for each (the run must exit 0)."""
-    run = subprocess.run(
-        [sys.executable, "-m", "mrtr_state", "conformance", "--serve"],
-        input="".join(line + "\n" for line in lines),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    answers = [json.loads(line) for line in run.stdout.splitlines()]
-    assert len(answers) == len(lines), run.stdout
-    return answers
 
 
 GOOD_LINE = '{"id": "after", "op": "digest", "arguments": {}}'
@@ -310,15 +285,7 @@ def test_serve_answers_a_verify_whose_ring_does_not_load_with_an_error_and_an_ab
     shared = KEYS["a256gcm"]["k"]
     ring = {"keys": [KEYS["a256gcm"], {"kty": "oct", "k": shared, "kid": "sig"}]}
     request = {"op": "verify", "keys": ring, "token": "x", "issuer": "i", "user": "u", "tool": "t", "now": 1}
-    lines = json.dumps({"id": "a", **request}) + "\n" + '{"id": "b", "op": "digest"}\n'
-    run = subprocess.run(
-        [sys.executable, "-m", "mrtr_state", "conformance", "--serve"],
-        input=lines,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    refused, digest = (json.loads(line) for line in run.stdout.splitlines())
+    refused, digest = serve([json.dumps({"id": "a", **request}), '{"id": "b", "op": "digest"}'])
     assert set(refused) == {"id", "error"}
     assert "ring does not load" in refused["error"]
     assert shared not in refused["error"]
@@ -368,21 +335,7 @@ def test_without_vectors_a_clone_reads_its_own_spec_vectors_from_any_directory(t
     # packaged copy (tests/release/test_artifacts.py); this editable install of the clone, spec/vectors.
     assert _conformance.default_vectors() == VECTORS
     run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mrtr_state",
-            "conformance",
-            "--mutations",
-            "0",
-            "--quiet",
-            "--",
-            sys.executable,
-            "-m",
-            "mrtr_state",
-            "conformance",
-            "--serve",
-        ],
+        [*RUNNER, "--mutations", "0", "--quiet", "--", *SERVE],
         capture_output=True,
         text=True,
         timeout=600,

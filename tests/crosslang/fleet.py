@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import anyio
 import httpx2
@@ -39,7 +38,6 @@ TS_SERVER = ROOT / "examples" / "server-ts"
 GO_SERVER = ROOT / "examples" / "server-go"
 JAVA_EXAMPLES = ROOT / "examples"  # its pom.xml builds the Java examples with java/ as a module
 JAVA_SERVER = ROOT / "examples" / "server-java"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 BUILD_TIMEOUT = 900
 CALL_TIMEOUT = 60
 
@@ -49,30 +47,75 @@ if str(ROOT / "examples") not in sys.path:
 from server.accounts import EXAMPLE_TOKENS  # noqa: E402
 from server.launch import running_server  # noqa: E402
 
+from tests.ci import missing_tool  # noqa: E402
+
 TOKEN_OF = {user: token for token, user in EXAMPLE_TOKENS.items()}
 
 
-def unavailable(message: str) -> NoReturn:
-    """Skip locally, fail under CI=true: a CI run never skips for a missing tool."""
-    if IN_CI:
-        pytest.fail(message + " (CI=true: a missing tool is a failure)")
-    pytest.skip(message)
+@dataclass(frozen=True)
+class Toolchain:
+    """How one language's replica is built: the tools it needs, then the commands, each run in its folder."""
+
+    name: str
+    tools: tuple[str, ...]
+    steps: tuple[tuple[Path, tuple[str, ...]], ...]
 
 
-def build_typescript() -> None:
-    """``npm ci`` and build the package, then the TypeScript example server, from their lock files."""
-    missing = [tool for tool in ("node", "npm", "npx") if shutil.which(tool) is None]
+_NPM_CI = ("npm", "ci", "--no-audit", "--no-fund")
+_GO_BUILD = ("go", "build", "-mod=readonly", "-trimpath", "-o")
+_MAVEN_CLASSPATH = (
+    "dependency:build-classpath",
+    "-Dmdep.outputFile=target/classpath.txt",
+    "-DincludeScope=runtime",
+)
+
+#: TypeScript: ``npm ci`` and build the package, then the example server, from their lock files. Go: the
+#: example server and its client (the module comes from ``go/`` by ``replace``). Java: the example server
+#: and its classpath in one Maven run over ``examples/pom.xml``, which lists ``java/`` as a module, so the
+#: classpath holds ``java/target/classes`` and nothing is installed into ``~/.m2`` (shared by every checkout).
+TOOLCHAINS = {
+    "typescript": Toolchain(
+        "Node.js",
+        ("node", "npm", "npx"),
+        (
+            (TS_PACKAGE, _NPM_CI),
+            (TS_PACKAGE, ("npm", "run", "build")),
+            (TS_SERVER, _NPM_CI),
+            (TS_SERVER, ("npx", "tsc", "-p", ".")),
+        ),
+    ),
+    "go": Toolchain(
+        "Go",
+        ("go",),
+        (
+            (GO_SERVER, (*_GO_BUILD, "bin/server-go", ".")),
+            (GO_SERVER, (*_GO_BUILD, "bin/client", "./cmd/client")),
+        ),
+    ),
+    "java": Toolchain(
+        "Java",
+        ("java", "mvn"),
+        (
+            (
+                JAVA_EXAMPLES,
+                # The example and what it needs from the reactor (java/), then its classpath.
+                ("mvn", "-q", "-B", "-pl", ":server-java", "-am", "compile", *_MAVEN_CLASSPATH),
+            ),
+        ),
+    ),
+}
+
+
+def build(language: str) -> None:
+    """Build the ``typescript``, ``go`` or ``java`` replica (and client) as ``TOOLCHAINS`` says."""
+    toolchain = TOOLCHAINS[language]
+    missing = [tool for tool in toolchain.tools if shutil.which(tool) is None]
     if missing:
-        unavailable(
-            f"Node.js is not installed (missing {', '.join(missing)}); the cross-language test needs it"
+        missing_tool(
+            f"{toolchain.name} is not installed (missing {', '.join(missing)}); "
+            "the cross-language test needs it"
         )
-    steps = [
-        (TS_PACKAGE, ["npm", "ci", "--no-audit", "--no-fund"]),
-        (TS_PACKAGE, ["npm", "run", "build"]),
-        (TS_SERVER, ["npm", "ci", "--no-audit", "--no-fund"]),
-        (TS_SERVER, ["npx", "tsc", "-p", "."]),
-    ]
-    for directory, command in steps:
+    for directory, command in toolchain.steps:
         result = subprocess.run(
             command, cwd=directory, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
         )
@@ -83,74 +126,20 @@ def build_typescript() -> None:
             )
 
 
-def build_go() -> None:
-    """``go build`` the Go example server and its client (the module comes from ``go/`` by ``replace``)."""
-    if shutil.which("go") is None:
-        unavailable("Go is not installed (missing go); the cross-language test needs it")
-    for output, package in (("bin/server-go", "."), ("bin/client", "./cmd/client")):
-        result = subprocess.run(
-            ["go", "build", "-mod=readonly", "-trimpath", "-o", output, package],
-            cwd=GO_SERVER,
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT,
-            check=False,
-        )
-        if result.returncode != 0:
-            pytest.fail(f"go build {package} in examples/server-go failed:\n{result.stderr[-3000:]}")
+#: The command that starts each replica, before ``--port 0 ARGS`` (None: the Python example server).
+SERVER_COMMANDS: dict[str, tuple[str, ...] | None] = {
+    "python": None,
+    "typescript": ("node", str(TS_SERVER / "dist" / "main.js")),
+    "go": (str(GO_SERVER / "bin" / "server-go"),),
+    "java": (str(JAVA_SERVER / "run.sh"),),
+}
 
 
 @contextlib.contextmanager
-def go_server(*args: str, env: Mapping[str, str], timeout: float = 60) -> Iterator[str]:
-    """Start ``examples/server-go/bin/server-go --port 0 ARGS``; yield its URL; always stop it."""
-    with running_server(
-        *args, env=dict(env), timeout=timeout, command=(str(GO_SERVER / "bin" / "server-go"),)
-    ) as server:
-        yield server.url
-
-
-def build_java() -> None:
-    """Build the Java example server and its classpath on this checkout's Java library, in one Maven run.
-
-    ``examples/pom.xml`` lists ``java/`` and the example as modules, so the example's classpath holds
-    ``java/target/classes``: nothing is installed into ``~/.m2``, shared by every checkout on the machine.
-    """
-    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
-    if missing:
-        unavailable(f"Java is not installed (missing {', '.join(missing)}); the cross-language test needs it")
-    classpath = ["-Dmdep.outputFile=target/classpath.txt", "-DincludeScope=runtime"]
-    server = ["-pl", ":server-java", "-am"]  # the example and what it needs from the reactor: java/
-    command = ["mvn", "-q", "-B", *server, "compile", "dependency:build-classpath", *classpath]
-    result = subprocess.run(
-        command, cwd=JAVA_EXAMPLES, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
-    )
-    if result.returncode != 0:
-        pytest.fail(
-            f"{' '.join(command)} in {JAVA_EXAMPLES.relative_to(ROOT)} failed ({result.returncode}):\n"
-            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-        )
-
-
-@contextlib.contextmanager
-def java_server(*args: str, env: Mapping[str, str], timeout: float = 60) -> Iterator[str]:
-    """Start ``examples/server-java/run.sh --port 0 ARGS``; yield its URL; always stop it."""
-    command = (str(JAVA_SERVER / "run.sh"),)
+def replica(language: str, *args: str, env: Mapping[str, str], timeout: float = 60) -> Iterator[str]:
+    """Start one language's example server with ``--port 0 ARGS``; yield its URL; always stop it."""
+    command = SERVER_COMMANDS[language]
     with running_server(*args, env=dict(env), timeout=timeout, command=command) as server:
-        yield server.url
-
-
-@contextlib.contextmanager
-def typescript_server(*args: str, env: Mapping[str, str], timeout: float = 60) -> Iterator[str]:
-    """Start ``node examples/server-ts/dist/main.js --port 0 ARGS``; yield its URL; always stop it."""
-    command = ("node", str(TS_SERVER / "dist" / "main.js"))
-    with running_server(*args, env=dict(env), timeout=timeout, command=command) as server:
-        yield server.url
-
-
-@contextlib.contextmanager
-def python_server(*args: str, env: Mapping[str, str]) -> Iterator[str]:
-    """Start the Python example server (``examples/server``); yield its URL; always stop it."""
-    with running_server(*args, env=dict(env)) as server:
         yield server.url
 
 
@@ -224,7 +213,17 @@ def python_call(
     return anyio.run(call)
 
 
-def go_call(
+#: The SDK clients that run as a process of their own: each reads one call as a JSON object on standard
+#: input and writes what came back as one JSON line (``Answer.from_wire``).
+CLIENT_COMMANDS = {
+    "typescript": ("node", str(TS_SERVER / "dist" / "client.js")),
+    "go": (str(GO_SERVER / "bin" / "client"),),
+}
+CLIENT_NAMES = {"typescript": "TypeScript", "go": "Go"}
+
+
+def process_call(
+    client: str,
     url: str,
     user: str,
     tool: str,
@@ -232,14 +231,14 @@ def go_call(
     request_state: str | None = None,
     input_responses: dict[str, dict[str, Any]] | None = None,
 ) -> Answer:
-    """One ``tools/call`` through the official Go SDK client (``examples/server-go``'s client)."""
+    """One ``tools/call`` through the official TypeScript or Go SDK client (the example servers' clients)."""
     call: dict[str, Any] = {"url": url, "user": user, "tool": tool, "arguments": arguments}
     if request_state is not None:
         call["requestState"] = request_state
     if input_responses is not None:
         call["inputResponses"] = input_responses
     result = subprocess.run(
-        [str(GO_SERVER / "bin" / "client")],
+        CLIENT_COMMANDS[client],
         input=json.dumps(call),
         capture_output=True,
         text=True,
@@ -247,11 +246,14 @@ def go_call(
         check=False,
     )
     if result.returncode != 0:
-        raise AssertionError(f"the Go client failed ({result.returncode}): {result.stderr[-3000:]}")
+        raise AssertionError(
+            f"the {CLIENT_NAMES[client]} client failed ({result.returncode}): {result.stderr[-3000:]}"
+        )
     return Answer.from_wire(json.loads(result.stdout))
 
 
-def typescript_call(
+def call(
+    client: str,
     url: str,
     user: str,
     tool: str,
@@ -259,23 +261,7 @@ def typescript_call(
     request_state: str | None = None,
     input_responses: dict[str, dict[str, Any]] | None = None,
 ) -> Answer:
-    """One ``tools/call`` through the official TypeScript SDK client (``examples/server-ts``'s client)."""
-    call: dict[str, Any] = {"url": url, "user": user, "tool": tool, "arguments": arguments}
-    if request_state is not None:
-        call["requestState"] = request_state
-    if input_responses is not None:
-        call["inputResponses"] = input_responses
-    result = subprocess.run(
-        ["node", str(TS_SERVER / "dist" / "client.js")],
-        input=json.dumps(call),
-        capture_output=True,
-        text=True,
-        timeout=CALL_TIMEOUT,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise AssertionError(f"the TypeScript client failed ({result.returncode}): {result.stderr[-3000:]}")
-    return Answer.from_wire(json.loads(result.stdout))
-
-
-CLIENTS = {"python": python_call, "typescript": typescript_call, "go": go_call}
+    """One ``tools/call`` to the server at ``url`` through the ``python``, ``typescript`` or ``go`` client."""
+    if client == "python":
+        return python_call(url, user, tool, arguments, request_state, input_responses)
+    return process_call(client, url, user, tool, arguments, request_state, input_responses)

@@ -11,6 +11,7 @@ reason code and the same sentence on all four.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import time
@@ -37,9 +38,8 @@ CLIENT_OF = {"python": "python", "typescript": "typescript", "go": "go", "java":
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The four example servers on one key ring and one Redis; their URLs by language."""
-    fleet.build_typescript()
-    fleet.build_go()
-    fleet.build_java()
+    for language in ("typescript", "go", "java"):
+        fleet.build(language)
     require_redis_client()
     redis = RedisServer(redis_server_executable(), Path(tmp_path_factory.mktemp("redis")))
     redis.start()
@@ -47,13 +47,11 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     env = {"MRTR_STATE_KEYS": json.dumps(ring.private_jwks())}
     args = ("--issuer", ISSUER, "--ttl", str(TTL), "--redis-url", redis.url)
     try:
-        with (
-            fleet.python_server(*args, env=env) as python_url,
-            fleet.typescript_server(*args, env=env) as ts_url,
-            fleet.go_server(*args, env=env) as go_url,
-            fleet.java_server(*args, env=env) as java_url,
-        ):
-            yield {"python": python_url, "typescript": ts_url, "go": go_url, "java": java_url}
+        with contextlib.ExitStack() as stack:
+            yield {
+                language: stack.enter_context(fleet.replica(language, *args, env=env))
+                for language in LANGUAGES
+            }
     finally:
         redis.stop()
 
@@ -67,7 +65,7 @@ def call(
     arguments: dict[str, Any],
     **retry: Any,
 ) -> fleet.Answer:
-    return fleet.CLIENTS[client](servers[server], user, tool, arguments, **retry)
+    return fleet.call(client, servers[server], user, tool, arguments, **retry)
 
 
 def ask(client: str, servers: dict[str, str], server: str, tool: str, arguments: dict[str, Any]) -> str:
@@ -99,6 +97,30 @@ def assert_refused(answer: fleet.Answer, reason: str) -> None:
     assert answer.is_error, answer
     assert answer.reason == reason, answer
     assert answer.text == REASONS[reason], answer
+
+
+def assert_refused_everywhere(
+    servers: dict[str, str],
+    reason: str,
+    user: str,
+    tool: str,
+    arguments: dict[str, Any],
+    request_state: str,
+    input_responses: dict[str, dict[str, Any]],
+) -> None:
+    """Every server, called by the next language's client, refuses the retry with ``reason``."""
+    for server, client in each_server_with_another_client():
+        answer = call(
+            client,
+            servers,
+            server,
+            user,
+            tool,
+            arguments,
+            request_state=request_state,
+            input_responses=input_responses,
+        )
+        assert_refused(answer, reason)
 
 
 @pytest.mark.parametrize(
@@ -210,11 +232,7 @@ def test_each_refusal_gets_the_same_reason_on_both_languages(
     token = ask(CLIENT_OF[minter], servers, minter, "book_trip", {"destination": "Lisbon"})
     user, tool, arguments, state = change(token)
     dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-01", "return": "2026-12-02"}}}
-    for server, client in each_server_with_another_client():
-        answer = call(
-            client, servers, server, user, tool, arguments, request_state=state, input_responses=dates
-        )
-        assert_refused(answer, reason)
+    assert_refused_everywhere(servers, reason, user, tool, arguments, state, dates)
 
 
 @pytest.mark.parametrize("minter", LANGUAGES)
@@ -234,20 +252,7 @@ def test_a_state_redeemed_on_one_language_is_replayed_on_both(servers: dict[str,
         input_responses=dates,
     )
     assert offer.result_type == "input_required", offer
-    for server, client in each_server_with_another_client():
-        assert_refused(
-            call(
-                client,
-                servers,
-                server,
-                "alice",
-                "book_trip",
-                arguments,
-                request_state=token,
-                input_responses=dates,
-            ),
-            "replayed",
-        )
+    assert_refused_everywhere(servers, "replayed", "alice", "book_trip", arguments, token, dates)
 
 
 def test_an_expired_state_is_refused_on_both_languages(servers: dict[str, str]) -> None:
@@ -259,18 +264,9 @@ def test_an_expired_state_is_refused_on_both_languages(servers: dict[str, str]) 
     time.sleep(max(0.0, last_expiry + 1 - time.time()))
     dates = {"dates": {"action": "accept", "content": {"depart": "2026-12-01", "return": "2026-12-02"}}}
     for token in tokens.values():
-        for server, client in each_server_with_another_client():
-            answer = call(
-                client,
-                servers,
-                server,
-                "alice",
-                "book_trip",
-                {"destination": "Kyoto"},
-                request_state=token,
-                input_responses=dates,
-            )
-            assert_refused(answer, "expired")
+        assert_refused_everywhere(
+            servers, "expired", "alice", "book_trip", {"destination": "Kyoto"}, token, dates
+        )
 
 
 @pytest.mark.parametrize("server", LANGUAGES)

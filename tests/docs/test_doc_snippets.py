@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,23 +20,11 @@ from pathlib import Path
 import pytest
 
 from mrtr_state import Keyring
+from tests.docs.fenced_blocks import NOT_FOR_COPYING, fenced_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples"
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-NOT_FOR_COPYING = "<!-- not for copying:"
-FENCE = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-
-
-def python_blocks(document: Path) -> list[tuple[int, str, bool]]:
-    """Each ``python`` block: its line, its text, and whether it is marked as not for copying."""
-    text = document.read_text(encoding="utf-8")
-    blocks = []
-    for found in FENCE.finditer(text):
-        before = text[: found.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        line = text.count("\n", 0, found.start()) + 1
-        blocks.append((line, found.group(1), before.startswith(NOT_FOR_COPYING)))
-    return blocks
 
 
 def example_files() -> dict[str, str]:
@@ -49,7 +36,7 @@ def test_every_python_block_of_the_docs_is_a_file_of_docs_examples() -> None:
     by_text = {text: name for name, text in files.items()}
     drifted = []
     for document in DOCUMENTS:
-        for line, text, exempt in python_blocks(document):
+        for line, text, exempt in fenced_blocks(document, "python"):
             if not exempt and text not in by_text:
                 drifted.append(f"{document.relative_to(ROOT)}:{line}")
     assert not drifted, (
@@ -59,7 +46,7 @@ def test_every_python_block_of_the_docs_is_a_file_of_docs_examples() -> None:
 
 
 def test_every_file_of_docs_examples_is_quoted_by_a_document() -> None:
-    quoted = {text for document in DOCUMENTS for _, text, _ in python_blocks(document)}
+    quoted = {text for document in DOCUMENTS for _, text, _ in fenced_blocks(document, "python")}
     orphans = [name for name, text in example_files().items() if text not in quoted]
     assert not orphans, f"docs/examples files no document quotes (stale copies): {orphans}"
 

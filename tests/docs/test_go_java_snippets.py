@@ -18,8 +18,6 @@ CI=true, where it fails. The servers are compiled, not started: they listen on f
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -27,24 +25,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci import missing_tool
+from tests.docs.fenced_blocks import NOT_FOR_COPYING, fenced_blocks
+
 ROOT = Path(__file__).resolve().parents[2]
 GO_README = ROOT / "go" / "README.md"
 JAVA_README = ROOT / "java" / "README.md"
 GO_EXAMPLES = ROOT / "go" / "examples" / "readme"
 JAVA_EXAMPLES = ROOT / "java" / "src" / "test" / "java"
-NOT_FOR_COPYING = "<!-- not for copying:"
-
-
-def blocks(document: Path, language: str) -> list[tuple[int, str, bool]]:
-    """Each fenced block of ``language``: its line, its text, and whether it is marked as not for copying."""
-    text = document.read_text(encoding="utf-8")
-    fence = re.compile(rf"^```{language}\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-    found = []
-    for match in fence.finditer(text):
-        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        line = text.count("\n", 0, match.start()) + 1
-        found.append((line, match.group(1), before.startswith(NOT_FOR_COPYING)))
-    return found
 
 
 def go_files() -> dict[str, str]:
@@ -75,7 +63,7 @@ def test_every_block_to_copy_is_a_compiled_file(
     quoted = set(files().values())
     drifted = [
         f"{document.relative_to(ROOT)}:{line}"
-        for line, text, exempt in blocks(document, language)
+        for line, text, exempt in fenced_blocks(document, language)
         if not exempt and text not in quoted
     ]
     assert not drifted, (
@@ -90,15 +78,15 @@ def test_every_file_is_quoted_by_its_readme(
 ) -> None:
     found = files()
     assert found, f"no {language} example files: the glob no longer finds them"
-    quoted = {text for _, text, _ in blocks(document, language)}
+    quoted = {text for _, text, _ in fenced_blocks(document, language)}
     orphans = [name for name, text in found.items() if text not in quoted]
     assert not orphans, f"files {document.relative_to(ROOT)} does not quote (stale copies): {orphans}"
 
 
 def test_the_one_screen_servers_are_quoted_whole() -> None:
     # The point of issue 25: the servers a user copies are the compiled files, not fragments.
-    go_quoted = {text for _, text, exempt in blocks(GO_README, "go") if not exempt}
-    java_quoted = {text for _, text, exempt in blocks(JAVA_README, "java") if not exempt}
+    go_quoted = {text for _, text, exempt in fenced_blocks(GO_README, "go") if not exempt}
+    java_quoted = {text for _, text, exempt in fenced_blocks(JAVA_README, "java") if not exempt}
     assert go_files()["go/examples/readme/server/main.go"] in go_quoted
     assert java_files()["java/src/test/java/OneScreenServer.java"] in java_quoted
     assert java_files()["java/src/test/java/SealAndOpen.java"] in java_quoted
@@ -109,15 +97,13 @@ def test_the_checker_sees_a_changed_block() -> None:
     text = go_files()["go/examples/readme/withoutmcp/main.go"]
     changed = text.replace("alice", "alicia", 1)
     assert changed != text
-    assert changed not in {quoted for _, quoted, _ in blocks(GO_README, "go")}
+    assert changed not in {quoted for _, quoted, _ in fenced_blocks(GO_README, "go")}
 
 
 def test_the_without_mcp_program_opens_refuses_another_user_and_a_replay() -> None:
     go = shutil.which("go")
     if go is None:
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail("the go toolchain is missing and CI=true")
-        pytest.skip("go not found on PATH")
+        missing_tool("go not found on PATH")
     run = subprocess.run(
         [go, "run", "./examples/readme/withoutmcp"],
         capture_output=True,

@@ -21,13 +21,12 @@ import subprocess
 
 import pytest
 
+from tests.docs.fenced_blocks import NOT_FOR_COPYING, fenced_blocks
 from tests.typescript.test_typescript_package import PACKAGE, npm
 
 README = PACKAGE / "README.md"
 EXAMPLES = PACKAGE / "examples"
 BUILT = PACKAGE / "build-examples"
-NOT_FOR_COPYING = "<!-- not for copying:"
-FENCE = re.compile(r"^```ts\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 # Run here: they need nothing outside the process (redis.ts needs a Redis server, so it is type-checked only).
 RUNNABLE = {
     "quickstart.ts": "wrong_user\nThe request state belongs to another user.\n",
@@ -35,17 +34,6 @@ RUNNABLE = {
     "mcp-server.ts": "deleted old",
 }
 RUN_TIMEOUT = 120
-
-
-def ts_blocks() -> list[tuple[int, str, bool]]:
-    """Each ``ts`` block of the README: its line, its text, and whether it is marked as not for copying."""
-    text = README.read_text(encoding="utf-8")
-    blocks = []
-    for found in FENCE.finditer(text):
-        before = text[: found.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        line = text.count("\n", 0, found.start()) + 1
-        blocks.append((line, found.group(1), before.startswith(NOT_FOR_COPYING)))
-    return blocks
 
 
 def example_files() -> dict[str, str]:
@@ -56,18 +44,20 @@ def test_every_ts_block_of_the_readme_is_a_file_of_the_examples() -> None:
     by_text = {text: name for name, text in example_files().items()}
     drifted = [
         f"typescript/README.md:{line}"
-        for line, text, exempt in ts_blocks()
+        for line, text, exempt in fenced_blocks(README, "ts")
         if not exempt and text not in by_text
     ]
     assert not drifted, (
         "these ts blocks are not byte for byte a file of typescript/examples/ (copy the file's text into "
         f"the block, or mark it '{NOT_FOR_COPYING} ... -->'): {drifted}"
     )
-    assert len(ts_blocks()) >= 4, "the README lost its ts blocks; the fence pattern no longer matches them"
+    assert len(fenced_blocks(README, "ts")) >= 4, (
+        "the README lost its ts blocks; the fence pattern no longer matches them"
+    )
 
 
 def test_every_example_is_quoted_by_the_readme() -> None:
-    quoted = {text for _, text, _ in ts_blocks()}
+    quoted = {text for _, text, _ in fenced_blocks(README, "ts")}
     orphans = [name for name, text in example_files().items() if text not in quoted]
     assert not orphans, f"typescript/examples files the README does not quote (stale copies): {orphans}"
 

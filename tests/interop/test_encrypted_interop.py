@@ -16,9 +16,17 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from mrtr_state import InvalidRequestState, Keyring, StateSealer, arguments_digest
+from mrtr_state import Keyring, StateSealer, arguments_digest
 from tests.interop import harness
-from tests.interop.test_interop import ISSUER, NOW, cases, request_of
+from tests.interop.test_interop import (
+    CONTEXT_CASE,
+    ISSUER,
+    NOW,
+    OTHER_CONTEXTS,
+    cases,
+    python_verdict,
+    request_of,
+)
 
 VECTORS = harness.ROOT / "spec" / "vectors"
 CASES = 60
@@ -37,14 +45,6 @@ def raw_key() -> bytes:
 
 def sealer(now: int, ring: Keyring = ENCRYPTED) -> StateSealer:
     return StateSealer(ring, issuer=ISSUER, clock=lambda: now)
-
-
-def python_verdict(token: str, case: dict[str, Any], now: int) -> dict[str, Any]:
-    try:
-        state = sealer(now).open(token, **{"arguments": {}, **request_of(case)})
-    except InvalidRequestState as refusal:
-        return {"valid": False, "reason": refusal.reason}
-    return {"valid": True, "state": state}
 
 
 def verify_job(
@@ -130,7 +130,7 @@ def test_each_language_refuses_changed_encrypted_tokens_for_the_reason_python_gi
         case = next(source)
         token = sealer(NOW).seal(case["state"], **request_of(case))
         for changed in encrypted_mutations(token, rng):
-            verdict = python_verdict(changed, case, NOW)
+            verdict = python_verdict(sealer(NOW), changed, case)
             assert not verdict["valid"], "the Python library accepted a changed token"
             batch.append(verify_job(changed, case, NOW))
             expected.append(verdict)
@@ -147,7 +147,7 @@ def test_each_language_gives_pythons_reason_for_every_one_character_change_of_an
     for i, char in enumerate(token):
         other = "A" if char == "." else alphabet[(alphabet.index(char) + 1) % len(alphabet)]
         changed = f"{token[:i]}{other}{token[i + 1 :]}"
-        verdict = python_verdict(changed, case, NOW)
+        verdict = python_verdict(sealer(NOW), changed, case)
         assert not verdict["valid"], f"the Python library accepted a change at {i}"
         batch.append(verify_job(changed, case, NOW))
         expected.append(verdict)
@@ -157,20 +157,11 @@ def test_each_language_gives_pythons_reason_for_every_one_character_change_of_an
 def test_each_language_refuses_another_user_tool_request_issuer_and_time_when_encrypted(
     program: harness.Program,
 ) -> None:
-    case = {"user": "alice", "tool": "deploy", "arguments": {"env": "prod"}, "state": {"step": 2}}
-    token = sealer(NOW).seal(case["state"], **request_of(case))
-    variants = [
-        ({**case, "user": "mallory"}, NOW, "wrong_user"),
-        ({**case, "tool": "delete_repo"}, NOW, "wrong_tool"),
-        ({k: v for k, v in case.items() if k != "tool"} | {"prompt": "deploy"}, NOW, "wrong_tool"),
-        ({**case, "arguments": {"env": "staging"}}, NOW, "wrong_request"),
-        (case, NOW + 600, "expired"),
-        (case, NOW - 1, "issued_in_future"),
-    ]
-    batch = [verify_job(token, c, now) for c, now, _ in variants]
-    batch.append({**verify_job(token, case, NOW), "issuer": "https://other.example.com"})
+    token = sealer(NOW).seal(CONTEXT_CASE["state"], **request_of(CONTEXT_CASE))
+    batch = [verify_job(token, c, now) for c, now, _ in OTHER_CONTEXTS]
+    batch.append({**verify_job(token, CONTEXT_CASE, NOW), "issuer": "https://other.example.com"})
     reasons = [r.get("reason") for r in harness.jobs(program, "verify", batch)]
-    assert reasons == [reason for _, _, reason in variants] + ["wrong_issuer"]
+    assert reasons == [reason for _, _, reason in OTHER_CONTEXTS] + ["wrong_issuer"]
 
 
 def test_a_ring_of_both_forms_opens_both_and_never_uses_a_key_for_the_other_form(
@@ -214,9 +205,10 @@ def test_python_opens_what_each_language_encrypts_and_refuses_its_changed_copies
     rng = random.Random(f"{program.name}-encrypted-minted")
     for (case, now), result in zip(chosen, results, strict=True):
         assert result["token"].count(".") == 4
-        assert python_verdict(result["token"], case, now + 1) == {"valid": True, "state": case["state"]}
+        opener = sealer(now + 1)
+        assert python_verdict(opener, result["token"], case) == {"valid": True, "state": case["state"]}
         for changed in encrypted_mutations(result["token"], rng):
-            assert not python_verdict(changed, case, now + 1)["valid"]
+            assert not python_verdict(opener, changed, case)["valid"]
 
 
 def test_tokens_each_language_encrypts_follow_the_profile_and_hide_the_claims(

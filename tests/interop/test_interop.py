@@ -128,6 +128,20 @@ def python_verdict(sealer: StateSealer, token: str, case: dict[str, Any]) -> dic
     return {"valid": True, "state": state}
 
 
+#: The request every "another user, tool, request, issuer and time" test seals its token for.
+CONTEXT_CASE = {"user": "alice", "tool": "deploy", "arguments": {"env": "prod"}, "state": {"step": 2}}
+#: CONTEXT_CASE's token presented in another context: the request, the verifier's clock, the reason. The
+#: tests add one more job, the right request at NOW under another issuer: `wrong_issuer`.
+OTHER_CONTEXTS = [
+    ({**CONTEXT_CASE, "user": "mallory"}, NOW, "wrong_user"),
+    ({**CONTEXT_CASE, "tool": "delete_repo"}, NOW, "wrong_tool"),
+    ({k: v for k, v in CONTEXT_CASE.items() if k != "tool"} | {"prompt": "deploy"}, NOW, "wrong_tool"),
+    ({**CONTEXT_CASE, "arguments": {"env": "staging"}}, NOW, "wrong_request"),
+    (CONTEXT_CASE, NOW + 600, "expired"),
+    (CONTEXT_CASE, NOW - 1, "issued_in_future"),
+]
+
+
 def verify_job(alg: str, token: str, case: dict[str, Any], now: int) -> dict[str, Any]:
     job = {"keys": verifier_jwks(alg), "token": token, "issuer": ISSUER, "now": now, **request_of(case)}
     job.pop("state", None)
@@ -209,20 +223,11 @@ def test_each_language_refuses_tampered_tokens_for_the_reason_python_gives(
 def test_each_language_refuses_another_user_tool_request_issuer_and_time(
     program: harness.Program, alg: str
 ) -> None:
-    case = {"user": "alice", "tool": "deploy", "arguments": {"env": "prod"}, "state": {"step": 2}}
-    token = python_sealer(alg, NOW).seal(case["state"], **request_of(case))
-    variants = [
-        ({**case, "user": "mallory"}, NOW, "wrong_user"),
-        ({**case, "tool": "delete_repo"}, NOW, "wrong_tool"),
-        ({k: v for k, v in case.items() if k != "tool"} | {"prompt": "deploy"}, NOW, "wrong_tool"),
-        ({**case, "arguments": {"env": "staging"}}, NOW, "wrong_request"),
-        (case, NOW + 600, "expired"),
-        (case, NOW - 1, "issued_in_future"),
-    ]
-    batch = [verify_job(alg, token, c, now) for c, now, _ in variants]
-    batch.append({**verify_job(alg, token, case, NOW), "issuer": "https://other.example.com"})
+    token = python_sealer(alg, NOW).seal(CONTEXT_CASE["state"], **request_of(CONTEXT_CASE))
+    batch = [verify_job(alg, token, c, now) for c, now, _ in OTHER_CONTEXTS]
+    batch.append({**verify_job(alg, token, CONTEXT_CASE, NOW), "issuer": "https://other.example.com"})
     reasons = [r.get("reason") for r in harness.jobs(program, "verify", batch)]
-    assert reasons == [reason for _, _, reason in variants] + ["wrong_issuer"]
+    assert reasons == [reason for _, _, reason in OTHER_CONTEXTS] + ["wrong_issuer"]
 
 
 @pytest.mark.parametrize("alg", ["HS256", "EdDSA"])

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from mcp_types import ElicitRequestParams, ElicitResult
+from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -29,16 +28,15 @@ if str(EXAMPLES) not in sys.path:
 
 from server.accounts import EXAMPLE_TOKENS  # noqa: E402
 from server.launch import RunningServer, ServerStartError, running_server  # noqa: E402
+from tests.ci import missing_tool  # noqa: E402, F401  (the MCP tests take it from this conftest)
+
+from mrtr_state.mcp import REASON_META_KEY  # noqa: E402
 
 TOKEN_OF = {user: token for token, user in EXAMPLE_TOKENS.items()}
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def missing_tool(message: str) -> None:
-    """Skip locally, but fail under CI=true: a missing tool must never pass silently there."""
-    if IN_CI:
-        pytest.fail(f"{message} (CI=true: required)")
-    pytest.skip(message)
+#: The example's confirmation: the answer ``delete_branch`` asks for.
+YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
+#: The arguments of the example's ``delete_branch`` that the in-process tests delete.
+OLD_FEATURE = {"repo": "acme/api", "branch": "old-feature"}
 
 
 class Clock:
@@ -106,3 +104,52 @@ def one_byte_changed(token: str) -> str:
     i = len(payload) // 2
     payload = payload[:i] + ("A" if payload[i] != "A" else "B") + payload[i + 1 :]
     return f"{header}.{payload}.{signature}"
+
+
+def refusal_reason(result: Any) -> str:
+    """The reason code of a refusal answered as a tool error."""
+    assert isinstance(result, CallToolResult), result
+    assert result.is_error is True
+    assert result.meta is not None
+    return str(result.meta[REASON_META_KEY])
+
+
+#: Each way a retry of the in-process tests breaks a rule of the boundary, and the reason it is refused with.
+BROKEN_RETRIES = [
+    ("one byte changed", "bad_signature"),
+    ("presented by another user", "wrong_user"),
+    ("presented to another tool", "wrong_tool"),
+    ("retried with other arguments", "wrong_request"),
+    ("presented after ten minutes", "expired"),
+    ("presented a second time after it was used", "replayed"),
+]
+
+
+async def retry_broken(
+    client: Client, clock: Clock, rule: str, state: str, change: Callable[[str], str] = one_byte_changed
+) -> Any:
+    """Retry alice's ``delete_branch`` of old-feature with ``state``, broken as ``rule`` (of BROKEN_RETRIES)
+    says, in process; what came back. ``change`` changes one byte of the state (of a JWS by default)."""
+    tool, arguments, user = "delete_branch", OLD_FEATURE, "alice"
+    if rule == "one byte changed":
+        state = change(state)
+    elif rule == "presented by another user":
+        user = "bob"
+    elif rule == "presented to another tool":
+        tool, arguments = "book_trip", {"destination": "Lisbon"}
+    elif rule == "retried with other arguments":
+        arguments = {"repo": "acme/api", "branch": "release-1.0"}
+    elif rule == "presented after ten minutes":
+        clock.now += 600
+    elif rule == "presented a second time after it was used":
+        with as_user("alice"):
+            first = await client.session.call_tool(
+                tool, arguments, allow_input_required=True, request_state=state, input_responses=YES
+            )
+        assert not first.is_error, first
+    else:
+        raise AssertionError(f"no such rule: {rule}")
+    with as_user(user):
+        return await client.session.call_tool(
+            tool, arguments, allow_input_required=True, request_state=state, input_responses=YES
+        )

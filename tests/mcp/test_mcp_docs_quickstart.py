@@ -24,15 +24,14 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, ElicitResult, InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult
 from server.launch import stop
 
-from conftest import REPO, one_byte_changed
+from conftest import REPO, YES, one_byte_changed
 from mrtr_state import Keyring, decode_unverified
 from mrtr_state.mcp import REASON_META_KEY
 
 DOCS = REPO / "docs" / "examples"
-YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
 OLD = {"branch": "old-feature"}
 USERS = {"alice-docs-token": "alice", "bob-docs-token": "bob"}
 

@@ -12,17 +12,23 @@ import pytest
 from joserfc import jwe
 from joserfc.jwk import OctKey
 from mcp.client import Client
-from mcp_types import CallToolResult, ElicitResult, InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult
 from server.app import build_server
 
-from conftest import Clock, as_user, never_asked
+from conftest import (
+    BROKEN_RETRIES,
+    OLD_FEATURE,
+    YES,
+    Clock,
+    as_user,
+    never_asked,
+    refusal_reason,
+    retry_broken,
+)
 from mrtr_state import InvalidRequestState, Key, Keyring, MemoryReplayStore, StateSealer, decode_unverified
-from mrtr_state.mcp import REASON_META_KEY
 from mrtr_state.token._b64 import decode
 
 ISSUER = "https://tools.example.com"
-YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
-OLD_FEATURE = {"repo": "acme/api", "branch": "old-feature"}
 HEAD = "4b1d0aa"  # the example's branch head, which the state remembers
 
 
@@ -79,17 +85,7 @@ def test_with_an_a256gcm_ring_the_boundary_emits_states_the_client_cannot_read()
     assert HEAD.encode() in (opened.plaintext or b"")
 
 
-@pytest.mark.parametrize(
-    ("rule", "reason"),
-    [
-        ("one byte changed", "bad_signature"),
-        ("presented by another user", "wrong_user"),
-        ("presented to another tool", "wrong_tool"),
-        ("retried with other arguments", "wrong_request"),
-        ("presented after ten minutes", "expired"),
-        ("presented a second time after it was used", "replayed"),
-    ],
-)
+@pytest.mark.parametrize(("rule", "reason"), BROKEN_RETRIES)
 def test_an_encrypted_state_is_refused_as_a_tool_error(rule: str, reason: str) -> None:
     clock = Clock()
     server = make_server(clock, Keyring.generate("A256GCM"))
@@ -97,27 +93,9 @@ def test_an_encrypted_state_is_refused_as_a_tool_error(rule: str, reason: str) -
     async def scenario() -> Any:
         async with Client(server, elicitation_callback=never_asked) as client:
             state = await first_state(client)
-            tool, arguments, user = "delete_branch", OLD_FEATURE, "alice"
-            if rule == "one byte changed":
-                state = changed_in_the_ciphertext(state)
-            elif rule == "presented by another user":
-                user = "bob"
-            elif rule == "presented to another tool":
-                tool, arguments = "book_trip", {"destination": "Lisbon"}
-            elif rule == "retried with other arguments":
-                arguments = {"repo": "acme/api", "branch": "release-1.0"}
-            elif rule == "presented after ten minutes":
-                clock.now += 600
-            else:
-                first = await retry(client, "alice", tool, arguments, state)
-                assert not first.is_error, first
-            return await retry(client, user, tool, arguments, state)
+            return await retry_broken(client, clock, rule, state, change=changed_in_the_ciphertext)
 
-    result = anyio.run(scenario)
-    assert isinstance(result, CallToolResult), result
-    assert result.is_error is True
-    assert result.meta is not None
-    assert result.meta[REASON_META_KEY] == reason
+    assert refusal_reason(anyio.run(scenario)) == reason
 
 
 def test_during_a_move_to_the_encrypted_form_both_forms_open_at_the_boundary() -> None:

@@ -15,11 +15,18 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ElicitResult, InputRequiredResult
 
-from conftest import EXAMPLES, TOKEN_OF, RunningServer, example_server, http_client, one_byte_changed
+from conftest import (
+    EXAMPLES,
+    TOKEN_OF,
+    YES,
+    RunningServer,
+    example_server,
+    http_client,
+    one_byte_changed,
+    refusal_reason,
+)
 from mrtr_state import Keyring, decode_unverified
 from mrtr_state.mcp import REASON_META_KEY
-
-YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +63,6 @@ async def answer(
 
 def branch(name: str) -> dict[str, str]:
     return {"repo": "acme/api", "branch": name}
-
-
-def refusal_reason(result: Any) -> str:
-    assert isinstance(result, CallToolResult), result
-    assert result.is_error is True
-    assert result.meta is not None
-    return str(result.meta[REASON_META_KEY])
 
 
 def test_a_confirmed_delete_completes_over_http(server: RunningServer) -> None:

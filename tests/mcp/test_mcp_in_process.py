@@ -18,13 +18,19 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ElicitResult, InputRequiredResult
 from server.app import build_server
 
-from conftest import Clock, as_user, never_asked, one_byte_changed
+from conftest import (
+    BROKEN_RETRIES,
+    OLD_FEATURE,
+    YES,
+    Clock,
+    as_user,
+    never_asked,
+    refusal_reason,
+    retry_broken,
+)
 from mrtr_state import Keyring, MemoryReplayStore, StateSealer, decode_unverified
-from mrtr_state.mcp import REASON_META_KEY
 
 ISSUER = "https://tools.example.com"
-YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
-OLD_FEATURE = {"repo": "acme/api", "branch": "old-feature"}
 
 
 def make_server(clock: Clock, **options: Any) -> tuple[Any, StateSealer]:
@@ -45,14 +51,6 @@ async def retry(client: Client, tool: str, arguments: dict[str, Any], state: str
     return await client.session.call_tool(
         tool, arguments, allow_input_required=True, request_state=state, input_responses=responses
     )
-
-
-def refusal_reason(result: Any) -> str:
-    """The reason code of a refusal answered as a tool error."""
-    assert isinstance(result, CallToolResult), result
-    assert result.is_error is True
-    assert result.meta is not None
-    return str(result.meta[REASON_META_KEY])
 
 
 def run(scenario: Any) -> None:
@@ -130,17 +128,7 @@ def test_the_book_trip_form_asks_for_dates_then_a_seat_through_the_sdk_driver() 
     assert "Which seat?" in asked[1]
 
 
-@pytest.mark.parametrize(
-    ("rule", "reason"),
-    [
-        ("one byte changed", "bad_signature"),
-        ("presented by another user", "wrong_user"),
-        ("presented to another tool", "wrong_tool"),
-        ("retried with other arguments", "wrong_request"),
-        ("presented after ten minutes", "expired"),
-        ("presented a second time after it was used", "replayed"),
-    ],
-)
+@pytest.mark.parametrize(("rule", "reason"), BROKEN_RETRIES)
 def test_a_state_is_refused_as_a_tool_error(rule: str, reason: str) -> None:
     clock = Clock()
     server, _ = make_server(clock)
@@ -149,24 +137,7 @@ def test_a_state_is_refused_as_a_tool_error(rule: str, reason: str) -> None:
         async with Client(server, elicitation_callback=never_asked) as client:
             with as_user("alice"):
                 asked = await first_round(client, "delete_branch", OLD_FEATURE)
-            state = asked.request_state or ""
-            tool, arguments, user = "delete_branch", OLD_FEATURE, "alice"
-            if rule == "one byte changed":
-                state = one_byte_changed(state)
-            elif rule == "presented by another user":
-                user = "bob"
-            elif rule == "presented to another tool":
-                tool, arguments = "book_trip", {"destination": "Lisbon"}
-            elif rule == "retried with other arguments":
-                arguments = {"repo": "acme/api", "branch": "release-1.0"}
-            elif rule == "presented after ten minutes":
-                clock.now += 600
-            else:
-                with as_user("alice"):
-                    first = await retry(client, tool, arguments, state, YES)
-                    assert not first.is_error, first
-            with as_user(user):
-                return await retry(client, tool, arguments, state, YES)
+            return await retry_broken(client, clock, rule, asked.request_state or "")
 
     assert refusal_reason(anyio.run(scenario)) == reason
 
@@ -218,17 +189,8 @@ def test_in_jsonrpc_mode_a_state_is_refused_with_invalid_params(rule: str, reaso
         async with Client(server, elicitation_callback=never_asked) as client:
             with as_user("alice"):
                 asked = await first_round(client, "delete_branch", OLD_FEATURE)
-            state, arguments, user = asked.request_state or "", OLD_FEATURE, "alice"
-            if rule == "one byte changed":
-                state = one_byte_changed(state)
-            elif rule == "presented by another user":
-                user = "bob"
-            elif rule == "retried with other arguments":
-                arguments = {"repo": "acme/api", "branch": "release-1.0"}
-            else:
-                clock.now += 600
-            with as_user(user), pytest.raises(MCPError) as refused:
-                await retry(client, "delete_branch", arguments, state, YES)
+            with pytest.raises(MCPError) as refused:
+                await retry_broken(client, clock, rule, asked.request_state or "")
             return refused.value
 
     error = anyio.run(scenario)

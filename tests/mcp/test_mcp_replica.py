@@ -17,14 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp_types import ElicitResult
 from server.jwks import JWKS_PATH
 from test_mcp_http import answer, ask, branch
 
-from conftest import EXAMPLES, example_server
+from conftest import EXAMPLES, YES, example_server
 from mrtr_state import Keyring, decode_unverified
-
-YES = {"confirm": ElicitResult(action="accept", content={"confirm": True})}
 
 
 def keygen(*args: str) -> None:

@@ -22,9 +22,9 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-import pytest
+from tests.ci import missing_tool
 
 MISSING_SERVER = (
     "redis-server is not installed; run scripts/ci-deps (or apt-get install redis-server) "
@@ -37,26 +37,19 @@ MISSING_CLI = (
 MISSING_CLIENT = "the redis client is not installed; run scripts/bootstrap (extra 'redis')"
 
 
-def unavailable(message: str) -> NoReturn:
-    """Skip locally, fail under CI: a CI run must never skip for a missing tool."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(message)
-    pytest.skip(message, allow_module_level=True)
-
-
 def require_redis_client() -> None:
     """Skip (locally) or fail (CI) the calling test module when the redis client is missing."""
     try:
         import redis  # noqa: F401
     except ImportError:
-        unavailable(MISSING_CLIENT)
+        missing_tool(MISSING_CLIENT)
 
 
 def redis_server_executable() -> str:
     """The path of ``redis-server``, or skip/fail with a message naming what is missing."""
     path = shutil.which("redis-server")
     if path is None:
-        unavailable(MISSING_SERVER)
+        missing_tool(MISSING_SERVER)
     return path
 
 
@@ -64,7 +57,7 @@ def redis_cli_executable() -> str:
     """The path of ``redis-cli`` (it creates clusters), or skip/fail naming what is missing."""
     path = shutil.which("redis-cli")
     if path is None:
-        unavailable(MISSING_CLI)
+        missing_tool(MISSING_CLI)
     return path
 
 

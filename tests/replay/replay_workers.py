@@ -5,8 +5,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from mrtr_state import InvalidRequestState, Keyring, StateSealer
+from mrtr_state import Keyring, StateSealer
 from mrtr_state.replay.replay_redis import RedisReplayStore
+from tests.replay.redemption import outcome
 
 
 def redeem_in_threads(
@@ -28,11 +29,7 @@ def redeem_in_threads(
 
     def open_one(token: str) -> str:
         start.wait(timeout=60)
-        try:
-            sealer.open(token, **request, consume=True)
-        except InvalidRequestState as refusal:
-            return refusal.reason
-        return "opened"
+        return outcome(sealer, token, request)
 
     try:
         with ThreadPoolExecutor(len(tokens)) as pool:

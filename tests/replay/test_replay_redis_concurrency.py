@@ -21,11 +21,9 @@ require_redis_client()
 
 from mrtr_state import InvalidRequestState, Keyring, StateSealer  # noqa: E402
 from mrtr_state.replay.replay_redis import AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
+from tests.replay.redemption import ISSUER, REQUEST, STATE, outcome  # noqa: E402
 from tests.replay.replay_workers import redeem_in_threads  # noqa: E402
 
-ISSUER = "https://files.example.com"
-REQUEST: dict[str, Any] = {"user": "alice", "tool": "pay", "arguments": {"amount": 100}}
-STATE = {"step": "confirmed"}
 THREADS = 32
 PROCESSES = 4
 THREADS_PER_PROCESS = 8
@@ -36,11 +34,7 @@ def open_in_threads(sealer: StateSealer, tokens: list[str]) -> list[str]:
 
     def open_one(token: str) -> str:
         start.wait(timeout=30)
-        try:
-            sealer.open(token, **REQUEST, consume=True)
-        except InvalidRequestState as refusal:
-            return refusal.reason
-        return "opened"
+        return outcome(sealer, token)
 
     with ThreadPoolExecutor(len(tokens)) as pool:
         return list(pool.map(open_one, tokens))

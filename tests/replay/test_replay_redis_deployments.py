@@ -28,18 +28,7 @@ import redis.cluster  # noqa: E402
 
 from mrtr_state import InvalidRequestState, Keyring, ReplayStoreError, StateSealer  # noqa: E402
 from mrtr_state.replay.replay_redis import AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
-
-ISSUER = "https://files.example.com"
-REQUEST: dict[str, Any] = {"user": "alice", "tool": "pay", "arguments": {"amount": 100}}
-STATE = {"step": "confirmed"}
-
-
-def outcome(sealer: StateSealer, token: str) -> str:
-    try:
-        sealer.open(token, **REQUEST, consume=True)
-    except InvalidRequestState as refusal:
-        return refusal.reason
-    return "opened"
+from tests.replay.redemption import ISSUER, REQUEST, STATE, outcome, outcome_async  # noqa: E402
 
 
 def dbsize(port: int) -> int:
@@ -128,8 +117,8 @@ def test_cluster_stores_given_several_start_up_nodes_work_when_the_first_died_be
             await asyncio.to_thread(kill_and_fail_over)
             sealer = StateSealer(Keyring.generate("HS256"), issuer=ISSUER, replay_store=store)
             tokens = [sealer.seal(STATE, **REQUEST) for _ in range(20)]
-            first_pass = [await opened_async(sealer, t) for t in tokens]
-            return first_pass, [await opened_async(sealer, t) for t in tokens]
+            first_pass = [await outcome_async(sealer, t) for t in tokens]
+            return first_pass, [await outcome_async(sealer, t) for t in tokens]
 
     def kill_and_fail_over() -> None:
         first.kill()
@@ -144,14 +133,6 @@ def test_cluster_stores_given_several_start_up_nodes_work_when_the_first_died_be
         tokens = [sealer.seal(STATE, **REQUEST) for _ in range(20)]
         assert [outcome(sealer, t) for t in tokens] == ["opened"] * 20
         assert [outcome(sealer, t) for t in tokens] == ["replayed"] * 20
-
-
-async def opened_async(sealer: StateSealer, token: str) -> str:
-    try:
-        await sealer.open_async(token, **REQUEST, consume=True)
-    except InvalidRequestState as refusal:
-        return refusal.reason
-    return "opened"
 
 
 def test_from_cluster_takes_one_url_or_several_differing_only_in_host_and_port() -> None:

@@ -20,18 +20,7 @@ import redis  # noqa: E402
 
 from mrtr_state import InvalidRequestState, Keyring, ReplayStoreError, StateSealer  # noqa: E402
 from mrtr_state.replay.replay_redis import AsyncRedisReplayStore, RedisReplayStore  # noqa: E402
-
-ISSUER = "https://files.example.com"
-REQUEST: dict[str, Any] = {"user": "alice", "tool": "pay", "arguments": {"amount": 100}}
-STATE = {"step": "confirmed"}
-
-
-def outcome(sealer: StateSealer, token: str) -> str:
-    try:
-        sealer.open(token, **REQUEST, consume=True)
-    except InvalidRequestState as refusal:
-        return refusal.reason
-    return "opened"
+from tests.replay.redemption import ISSUER, REQUEST, STATE, outcome  # noqa: E402
 
 
 def test_redis_stopped_mid_run_refuses_every_redemption_and_recovers_when_back(

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.interop.harness import IN_CI, ROOT
+from tests.ci import missing_tool
+from tests.interop.harness import ROOT
 from tests.replay.redis_harness import (
     SERVICE,
     RedisClusterDeployment,
@@ -38,10 +39,7 @@ ISSUER = "https://mcp.example.com"
 def go_redeem(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The Go store's command-line redeemer, built from the module."""
     if shutil.which("go") is None:
-        message = "go toolchain not found on PATH"
-        if IN_CI:
-            pytest.fail(message + " (CI=true: a missing toolchain is a failure)")
-        pytest.skip(message)
+        missing_tool("go toolchain not found on PATH")
     binary = tmp_path_factory.mktemp("go-redeem") / "redeem"
     build = subprocess.run(
         ["go", "build", "-mod=readonly", "-o", str(binary), "./internal/cmd/redeem"],

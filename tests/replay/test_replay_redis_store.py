@@ -270,6 +270,16 @@ def refusal_texts(error: InvalidRequestState, store: object, caplog: pytest.LogC
     ]
 
 
+def logged_refusal(store: RedisReplayStore) -> InvalidRequestState:
+    """Redeem a fresh token through ``store``, which must refuse it; the refusal, logged as a server would."""
+    sealer = StateSealer(Keyring.generate("EdDSA"), issuer=ISSUER, replay_store=store)
+    token = sealer.seal(STATE, **REQUEST)
+    with pytest.raises(InvalidRequestState) as caught:
+        sealer.open(token, **REQUEST, consume=True)
+    logging.getLogger("server").exception("refused", exc_info=caught.value)
+    return caught.value
+
+
 def test_a_password_right_in_the_url_works(start_redis: Any) -> None:
     server = start_redis(password=PASSWORD)
     with RedisReplayStore.from_url(server.url) as store:
@@ -283,14 +293,10 @@ def test_a_wrong_password_is_refused_and_never_shown(
     caplog.set_level(logging.DEBUG)
     server = start_redis(password=PASSWORD)
     with RedisReplayStore.from_url(server.url_with_password(WRONG)) as store:
-        sealer = StateSealer(Keyring.generate("EdDSA"), issuer=ISSUER, replay_store=store)
-        token = sealer.seal(STATE, **REQUEST)
-        with pytest.raises(InvalidRequestState) as caught:
-            sealer.open(token, **REQUEST, consume=True)
-        logging.getLogger("server").exception("refused", exc_info=caught.value)
-    assert caught.value.reason == "store_unavailable"
-    assert caught.value.detail == "Redis could not record the redemption (AuthenticationError)"
-    assert_secret_free(refusal_texts(caught.value, store, caplog), WRONG, PASSWORD)
+        error = logged_refusal(store)
+    assert error.reason == "store_unavailable"
+    assert error.detail == "Redis could not record the redemption (AuthenticationError)"
+    assert_secret_free(refusal_texts(error, store, caplog), WRONG, PASSWORD)
 
 
 def test_an_unreachable_redis_with_a_password_in_the_url_never_shows_it(
@@ -300,14 +306,10 @@ def test_an_unreachable_redis_with_a_password_in_the_url_never_shows_it(
     url = redis_server.url_with_password(WRONG)
     redis_server.stop()
     with RedisReplayStore.from_url(url) as store:
-        sealer = StateSealer(Keyring.generate("EdDSA"), issuer=ISSUER, replay_store=store)
-        token = sealer.seal(STATE, **REQUEST)
-        with pytest.raises(InvalidRequestState) as caught:
-            sealer.open(token, **REQUEST, consume=True)
-        logging.getLogger("server").exception("refused", exc_info=caught.value)
-    assert caught.value.reason == "store_unavailable"
-    assert caught.value.detail == "Redis could not record the redemption (ConnectionError)"
-    texts = refusal_texts(caught.value, store, caplog)
+        error = logged_refusal(store)
+    assert error.reason == "store_unavailable"
+    assert error.detail == "Redis could not record the redemption (ConnectionError)"
+    texts = refusal_texts(error, store, caplog)
     assert_secret_free(texts, WRONG, url, f"127.0.0.1:{redis_server.port}")
 
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.crosslang.fleet import build_typescript, typescript_server
+from tests.crosslang import fleet
 
 ANSWER_TIMEOUT = 10.0
 BIG = 24 * 1024 * 1024  # announced, never sent in full
@@ -24,8 +24,8 @@ LIMIT = 4 * 1024 * 1024  # the SDK's default request body cap, which the example
 
 @pytest.fixture(scope="module")
 def address() -> Iterator[tuple[str, int]]:
-    build_typescript()
-    with typescript_server("--dev-key", env={}) as url:
+    fleet.build("typescript")
+    with fleet.replica("typescript", "--dev-key", env={}) as url:
         parts = urlsplit(url)
         assert parts.hostname is not None
         assert parts.port is not None

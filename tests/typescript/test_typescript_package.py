@@ -8,7 +8,6 @@ among them. Without Node.js this skips, except under ``CI=true``, where it fails
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -16,19 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci import IN_CI, missing_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "typescript"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 TIMEOUT = 900
 
 
 def npm(*args: str) -> subprocess.CompletedProcess[str]:
     """Run npm in the package directory; fail the test with its output if it fails."""
     if shutil.which("npm") is None or shutil.which("node") is None:
-        message = "Node.js with npm is not installed; the TypeScript package tests need it"
-        if IN_CI:
-            pytest.fail(message + " (CI=true: a missing tool is a failure)")
-        pytest.skip(message)
+        missing_tool("Node.js with npm is not installed; the TypeScript package tests need it")
     result = subprocess.run(
         ["npm", *args], cwd=PACKAGE, capture_output=True, text=True, timeout=TIMEOUT, check=False
     )

@@ -41,8 +41,15 @@ def _opens(token: str) -> bool:
 
 
 # The vector tokens this sealer opens for the basic request (minted for it, or not bound to its
-# arguments): only these may ever open. Any other accepted input would be a forgery.
-OPENABLE = {v["token"] for v in ALL_VECTORS if _opens(v["token"])}
+# arguments): only these may ever open. Any other accepted input would be a forgery. A few refused
+# vectors are a minted token with a segment added (".AAAA", a second signature), which the fuzzer
+# finds again by dropping it: the first three (signed) or five (encrypted) segments count as minted.
+OPENABLE = {
+    minted
+    for v in ALL_VECTORS
+    for minted in (v["token"], ".".join(v["token"].split(".")[:3]), ".".join(v["token"].split(".")[:5]))
+    if _opens(minted)
+}
 if BASIC["token"] not in OPENABLE:
     raise SystemExit("the basic vector does not open: the fuzzing oracle is broken")
 

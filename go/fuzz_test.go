@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	mrtrstate "github.com/mrtr-state/mrtr-state/go"
@@ -55,16 +56,25 @@ func vectorTokens(f *testing.F) ([]string, *keys.Keyring) {
 
 // FuzzOpen feeds the open path (steps 1 to 12) mutations of every vector token.
 // Whatever the input, the answer is a claim set or a refusal with a reason code,
-// never a panic or another error; and a token that decodes is one of the
-// vectors' own: no change to a token's text keeps it valid (a forgery, or a
+// never a panic or another error; and a token that decodes is one the vectors'
+// key holder minted: no change to a token's text keeps it valid (a forgery, or a
 // second encoding of one token, would be found here).
+//
+// A few refused vectors are a minted token with a segment added (".AAAA", a
+// second signature): the fuzzer finds the minted token again by dropping it, so
+// the first three (signed) or five (encrypted) segments of every vector token
+// count as minted when they decode.
 func FuzzOpen(f *testing.F) {
 	tokens, ring := vectorTokens(f)
 	decodable := map[string]bool{}
 	for _, tok := range tokens {
 		f.Add(tok)
-		if _, err := token.Decode(tok, token.DefaultMaxTokenBytes, ring); err == nil {
-			decodable[tok] = true
+		segments := strings.Split(tok, ".")
+		for _, minted := range []string{tok, strings.Join(segments[:min(3, len(segments))], "."),
+			strings.Join(segments[:min(5, len(segments))], ".")} {
+			if _, err := token.Decode(minted, token.DefaultMaxTokenBytes, ring); err == nil {
+				decodable[minted] = true
+			}
 		}
 	}
 	if len(decodable) == 0 {
@@ -80,7 +90,7 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		if !decodable[tok] {
-			t.Fatalf("a token that is not a vector's decoded: %q", tok)
+			t.Fatalf("a token the vectors' key holder did not mint decoded: %q", tok)
 		}
 		if !json.Valid(claims.State) {
 			t.Fatalf("the state is not JSON: %q", claims.State)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mrtr_state.cli import _conformance
-from mrtr_state.conformance import Case, judge, load_cases, mutate
+from mrtr_state.conformance import Case, judge, load_cases, mutate, runner
 from mrtr_state.conformance.judge import same_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -345,3 +346,14 @@ def test_without_vectors_a_clone_reads_its_own_spec_vectors_from_any_directory(t
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr
     cases = len(load_cases(VECTORS))
     assert run.stdout.rstrip().endswith(f"{cases} passed, 0 failed")
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_an_answer_line_with_nan_or_infinity_is_not_json_to_the_runner(literal: str) -> None:
+    """An implementation's answers are JSON too: a line holding ``NaN`` ends its answers as a bad line."""
+    cases = load_cases(VECTORS)[:2]
+    lines = f'{{"id": "0", "verdict": "refused"}}\n{{"id": "1", "digest": {literal}}}\n'.encode()
+    answers, count, problem = runner._read(io.BytesIO(lines), cases)
+    assert (count, problem) == (1, "a line that is not JSON")
+    assert answers[0] == {"verdict": "refused"}
+    assert answers[1] is None

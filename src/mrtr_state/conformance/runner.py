@@ -16,7 +16,7 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from mrtr_state.conformance.cases import Case, to_json
 
@@ -142,6 +142,11 @@ def _write(stream: IO[bytes], cases: Sequence[Case]) -> None:
         pass  # the implementation stopped reading; its missing answers say so
 
 
+def _not_json(literal: str) -> NoReturn:
+    """Refuse ``NaN``, ``Infinity`` and ``-Infinity`` in an answer: Python reads them, JSON has none."""
+    raise ValueError(f"{literal} is not a JSON value")
+
+
 def _read(stream: IO[bytes], cases: Sequence[Case]) -> tuple[list[Mapping[str, Any] | None], int, str | None]:
     """The answers, how many came, and what was wrong with the line that ended them (``None``: EOF)."""
     answers: list[Mapping[str, Any] | None] = [None] * len(cases)
@@ -150,8 +155,8 @@ def _read(stream: IO[bytes], cases: Sequence[Case]) -> tuple[list[Mapping[str, A
         if not line:
             return answers, number, None
         try:
-            message = json.loads(line)
-        except ValueError:
+            message = json.loads(line, parse_constant=_not_json)
+        except (ValueError, RecursionError):
             return answers, number, "a line that is not JSON"
         if not isinstance(message, dict):
             return answers, number, "a line that is not a JSON object"

@@ -9,9 +9,9 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -20,6 +20,8 @@ from mrtr_state.keys.remote_jwks import RemoteJWKS, check_jwks_url
 from tests.conftest import ISSUER
 from tests.keysources.conftest import Monotonic
 from tests.keysources.jwks_server import JWKSServer, jwks_server, self_signed
+
+T = TypeVar("T")
 
 ARGS = {"env": "prod"}
 
@@ -157,6 +159,26 @@ def test_async_open_follows_a_rotation_without_blocking_the_loop(
     assert asyncio.run(run()) == {"step": 2}
 
 
+async def ticking(work: Coroutine[Any, Any, T]) -> tuple[T, int]:
+    """Await ``work`` while a task ticks every 10 ms: its result, and how often the loop ran the ticker."""
+    ticks = 0
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    task = asyncio.create_task(ticker())
+    try:
+        result = await work
+    finally:
+        done.set()
+        await task
+    return result, ticks
+
+
 def test_an_async_open_waiting_for_a_slow_fetch_never_blocks_the_event_loop(
     server: JWKSServer, monotonic: Monotonic
 ) -> None:
@@ -166,27 +188,12 @@ def test_an_async_open_waiting_for_a_slow_fetch_never_blocks_the_event_loop(
     stranger = seal(Keyring.generate("EdDSA"))
     monotonic.advance(30)
 
-    async def run() -> tuple[str, int]:
-        ticks = 0
-        done = asyncio.Event()
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while not done.is_set():
-                ticks += 1
-                await asyncio.sleep(0.01)
-
-        task = asyncio.create_task(ticker())
-        try:
+    async def refusal() -> str:
+        with pytest.raises(InvalidRequestState) as refused:
             await replica.open_async(stranger, user="alice", tool="deploy", arguments=ARGS)
-        except InvalidRequestState as refusal:
-            reason = refusal.reason
-        finally:
-            done.set()
-            await task
-        return reason, ticks
+        return refused.value.reason
 
-    reason, ticks = asyncio.run(run())
+    reason, ticks = asyncio.run(ticking(refusal()))
     assert reason == "unknown_key"
     assert ticks >= 10  # the loop kept running while the fetch was waited for
     wait_until(lambda: server.requests == 2, "the fetch that was waited for")
@@ -541,29 +548,13 @@ def test_a_hung_name_lookup_never_blocks_the_event_loop_and_is_cut_off(
     server.behaviour.serve(Keyring.generate("EdDSA"))
     events = Events()
 
-    async def run() -> tuple[str, int, float]:
-        ticks = 0
-        done = asyncio.Event()
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while not done.is_set():
-                ticks += 1
-                await asyncio.sleep(0.01)
-
-        task = asyncio.create_task(ticker())
+    async def refusal() -> tuple[str, float]:
         started = time.monotonic()
-        try:
+        with pytest.raises(KeyringError) as refused:
             await RemoteJWKS.load_async(server.url, timeout=0.5, clock=monotonic, metrics=events)
-        except KeyringError as refusal:
-            message = str(refusal)
-        finally:
-            waited = time.monotonic() - started
-            done.set()
-            await task
-        return message, ticks, waited
+        return str(refused.value), time.monotonic() - started
 
-    message, ticks, waited = asyncio.run(run())
+    (message, waited), ticks = asyncio.run(ticking(refusal()))
     assert message == f"could not fetch the JWKS from {server.url}: no answer within 0.5 s"
     assert waited < 3
     assert ticks >= 10  # the loop kept running while the lookup hung

@@ -59,13 +59,11 @@ class Binding:
         method = METHODS.get(kind) if isinstance(kind, str) else None
         if method is None:
             raise TypeError(f"kind must be one of {', '.join(METHODS)}, not {kind!r}")
-        if type(name) is not str or not name:  # the common case in one test; check_name words the refusal
-            check_name(kind, name)  # the target before the user, as seal always checked them
-        if type(user) is not str or not user:
-            if not isinstance(user, str):
-                raise TypeError(f"user must be a string, not {type(user).__name__}")
-            if not user:
-                raise ValueError("user must not be empty")
+        check_name(kind, name)  # the target before the user, as seal always checked them
+        if not isinstance(user, str):
+            raise TypeError(f"user must be a string, not {type(user).__name__}")
+        if not user:
+            raise ValueError("user must not be empty")
         init = object.__setattr__
         init(self, "user", user)
         init(self, "kind", kind)

@@ -22,7 +22,7 @@ from typing import Any, Final
 from mrtr_state.errors import InvalidRequestState
 from mrtr_state.keys.keys import ENCRYPTION_ALGORITHM, A256GCMKey, Key, Keyring
 from mrtr_state.token import _b64, _json
-from mrtr_state.token.jws import TYP, check_size, decode_header, read_object
+from mrtr_state.token.jws import TYP, check_size, decode_header, not_canonical, read_object
 
 __all__ = [
     "ALG",
@@ -119,7 +119,7 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str, str]:
         and _b64.is_canonical(ciphertext)
         and _b64.is_canonical(tag)
     ):
-        raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
+        raise not_canonical()
     return header, iv, ciphertext, tag
 
 

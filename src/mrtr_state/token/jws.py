@@ -39,6 +39,7 @@ __all__ = [
     "header_segment",
     "key_for_header",
     "known_headers",
+    "not_canonical",
     "read_object",
     "sign",
     "size",
@@ -90,13 +91,11 @@ def check_size(token: object, max_bytes: int) -> bytes:
     # Profile 5, step 1: size, checked before any decoding (a value that is not a string is malformed).
     if not isinstance(token, str):
         raise InvalidRequestState("malformed", "the token is not a string")
-    if len(token) > max_bytes:
-        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
-    # An ASCII string (every token minted) is its own UTF-8, with no copy of its text.
-    data = token.encode("utf-8", "surrogatepass")
-    if len(data) > max_bytes:
-        raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
-    return data
+    if len(token) <= max_bytes:
+        data = token.encode("utf-8", "surrogatepass")  # an ASCII string's own bytes
+        if len(data) <= max_bytes:
+            return data
+    raise InvalidRequestState("too_large", f"the token is longer than {max_bytes} bytes")
 
 
 def split(token: object, max_bytes: int) -> tuple[str, str, str]:
@@ -104,8 +103,13 @@ def split(token: object, max_bytes: int) -> tuple[str, str, str]:
     _, header, payload, signature = _segments(token, max_bytes)
     # Profile 5, step 3: each segment canonical unpadded base64url.
     if not (_b64.is_canonical(header) and _b64.is_canonical(payload) and _b64.is_canonical(signature)):
-        raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
+        raise not_canonical()
     return header, payload, signature
+
+
+def not_canonical() -> InvalidRequestState:
+    """Step 3's refusal, for both forms."""
+    return InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
 
 
 def _segments(token: object, max_bytes: int) -> tuple[bytes, str, str, str]:
@@ -120,7 +124,7 @@ def _segments(token: object, max_bytes: int) -> tuple[bytes, str, str, str]:
     # never deleted; a regex costs more, the figure is in docs/benchmarks.md).
     if _b64.outside_alphabet(data) != b"..":
         raise InvalidRequestState("malformed", "the token is not three base64url segments joined by '.'")
-    header, payload, signature = token.split(".")  # type: ignore[attr-defined]  # a str: check_size refused any other value
+    header, payload, signature = token.split(".")  # type: ignore[attr-defined]  # check_size: a str
     if not (header and payload and signature):
         raise InvalidRequestState("malformed", "a segment of the token is empty")
     return data, header, payload, signature
@@ -200,15 +204,14 @@ def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) 
     data, header, payload, signature = _segments(token, max_bytes)
     # Profile 5, step 3: each segment canonical unpadded base64url (a known header is).
     if not (_b64.is_canonical(payload) and _b64.is_canonical(signature)):
-        raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
+        raise not_canonical()
     key = known.get(header)
     if key is None:
         if not _b64.is_canonical(header):
-            raise InvalidRequestState("malformed", "a segment is not canonical unpadded base64url")
+            raise not_canonical()
         key = key_for_header(decode_header(header), ring)
     verify_signature(key, data[: len(header) + 1 + len(payload)], signature)
-    # Profile 5, step 11: the claims set is strict JSON (I-JSON, depth 33), a single object.
-    return read_object(_b64.decode_checked(payload), "payload")
+    return decode_payload(payload)
 
 
 def decode_unverified(token: object, *, max_bytes: int = 1 << 20) -> tuple[dict[str, Any], dict[str, Any]]:

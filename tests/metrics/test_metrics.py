@@ -217,3 +217,19 @@ def test_key_sources_count_their_refreshes(telemetry: Telemetry, tmp_path: Path)
         point("mrtr_state.key_refreshes", source="key_file", outcome="unchanged"): 1,
         point("mrtr_state.key_refreshes", source="key_file", outcome="failed"): 1,
     }
+
+
+def test_the_events_and_instruments_are_those_of_the_one_contract_file() -> None:
+    """spec/metrics.json is the counters contract every language checks its instruments against."""
+    contract = json.loads((Path(__file__).resolve().parents[2] / "spec" / "metrics.json").read_text())
+    assert contract["scope"] == "mrtr_state"
+    assert set(EVENTS) == set(contract["events"])
+    for event, spec in contract["events"].items():
+        assert INSTRUMENTS[event] == (spec["instrument"], spec["unit"], spec["description"])
+        assert EVENTS[event] == tuple(spec["attributes"])
+        for values in spec["attributes"].values():
+            assert values in contract["attributes"]
+    reasons = set(contract["attributes"]["reason"])
+    profile = (Path(__file__).resolve().parents[2] / "spec" / "profile.md").read_text()
+    table = profile.split("## 6. Reason codes", 1)[1].split("## 7. Keys", 1)[0]
+    assert reasons == {line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}

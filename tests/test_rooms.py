@@ -1,4 +1,4 @@
-"""The rooms (docs/architecture.md) moved modules; every import path users were given still works."""
+"""The rooms (docs/architecture.md): one import path for each public name, decided before a release."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-#: The import paths README.md, docs/ and examples/ give, and the room module each one re-exports.
-THIN = {
+#: The flat modules that re-exported a room's names for import paths older than the rooms (issue 33: they
+#: served no published user, so they went before the first release), and the room that holds each name.
+GONE = {
     "mrtr_state.replay_redis": "mrtr_state.replay.replay_redis",
     "mrtr_state.remote_jwks": "mrtr_state.keys.remote_jwks",
     "mrtr_state.reloading": "mrtr_state.keys.reloading",
@@ -24,12 +25,19 @@ SAME_NAME = {
 }
 
 
-@pytest.mark.parametrize(("old", "new"), sorted({**THIN, **SAME_NAME}.items()))
-def test_an_old_import_path_gives_the_same_objects_as_the_room(old: str, new: str) -> None:
-    before, room = importlib.import_module(old), importlib.import_module(new)
-    assert sorted(before.__all__) == sorted(room.__all__)
-    for name in room.__all__:
-        assert getattr(before, name) is getattr(room, name), f"{old}.{name} is not {new}.{name}"
+@pytest.mark.parametrize(("package", "module"), sorted(SAME_NAME.items()))
+def test_a_room_package_gives_the_same_objects_as_its_module(package: str, module: str) -> None:
+    outer, inner = importlib.import_module(package), importlib.import_module(module)
+    assert sorted(outer.__all__) == sorted(inner.__all__)
+    for name in inner.__all__:
+        assert getattr(outer, name) is getattr(inner, name), f"{package}.{name} is not {module}.{name}"
+
+
+@pytest.mark.parametrize(("flat", "room"), sorted(GONE.items()))
+def test_a_public_name_has_one_import_path_its_room(flat: str, room: str) -> None:
+    assert importlib.import_module(room).__all__
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(flat)
 
 
 def test_the_package_loads_no_key_source_or_store_it_does_not_need() -> None:

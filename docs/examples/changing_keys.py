@@ -1,6 +1,6 @@
 from mrtr_state import StateSealer
-from mrtr_state.reloading import ReloadingKeyring
-from mrtr_state.remote_jwks import RemoteJWKS
+from mrtr_state.keys.reloading import ReloadingKeyring
+from mrtr_state.keys.remote_jwks import RemoteJWKS
 
 # A replica that mints: the key file (a mounted secret), reread when it changes.
 sealer = StateSealer(ReloadingKeyring.from_env(), issuer="https://tools.example.com")

@@ -13,13 +13,15 @@ from mrtr_state.mcp import StateBoundary, input_required, read_retry
 
 BRANCHES = {"old-feature": "4b1d0aa", "main": "9f2c1e7"}  # your repository: branch -> head commit
 PORT = int(os.environ.get("PORT", "8000"))
+RESOURCE = f"http://127.0.0.1:{PORT}/mcp"  # this server: the resource its bearer tokens are issued for
 
 
 class BearerTokens:
     """The SDK's TokenVerifier: a bearer token's user, as AccessToken.subject (the user states bind to).
 
     A stand-in for your identity provider (token introspection, or a JWT access token): here a fixed
-    map from token to user, BEARER_TOKENS='{"<token>": "alice", ...}'.
+    map from token to user, BEARER_TOKENS='{"<token>": "alice", ...}'. A real one returns as resource
+    the token's audience (its RFC 8707 resource indicator), which the SDK compares with RESOURCE.
     """
 
     def __init__(self, users: dict[str, str]) -> None:
@@ -28,7 +30,9 @@ class BearerTokens:
     async def verify_token(self, token: str) -> AccessToken | None:
         for known, user in self.users.items():
             if hmac.compare_digest(known.encode(), token.encode()):
-                return AccessToken(token=token, client_id="git-client", scopes=["git"], subject=user)
+                return AccessToken(
+                    token=token, client_id="git-client", scopes=["git"], subject=user, resource=RESOURCE
+                )
         return None  # unknown token: the SDK answers 401
 
 
@@ -42,7 +46,8 @@ server = MCPServer(
     token_verifier=BearerTokens(json.loads(os.environ["BEARER_TOKENS"])),
     auth=AuthSettings(
         issuer_url=AnyHttpUrl("https://auth.example.com"),  # who issues the bearer tokens
-        resource_server_url=AnyHttpUrl(f"http://127.0.0.1:{PORT}/mcp"),  # this server
+        resource_server_url=AnyHttpUrl(RESOURCE),  # this server
+        validate_token_resource=True,  # refuse a bearer token issued for another server
         required_scopes=["git"],
     ),
 )

@@ -2,7 +2,7 @@ import os
 from typing import Any
 
 from mrtr_state import Keyring, StateSealer
-from mrtr_state.replay_redis import RedisReplayStore
+from mrtr_state.replay.replay_redis import RedisReplayStore
 
 store = RedisReplayStore.from_url(os.environ["REDIS_URL"])      # 1 s timeouts, no retries
 sealer = StateSealer(Keyring.from_env(), issuer="https://files.example.com", replay_store=store)

@@ -1,6 +1,6 @@
 import os
 
-from mrtr_state.replay_redis import RedisReplayStore  # AsyncRedisReplayStore: the same builders
+from mrtr_state.replay.replay_redis import RedisReplayStore  # AsyncRedisReplayStore: the same builders
 
 # One Redis (or a managed endpoint that fails over behind one address).
 store = RedisReplayStore.from_url(os.environ["REDIS_URL"])

@@ -23,10 +23,10 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import AnyHttpUrl
 
 from mrtr_state import Keyring, KeyringError, MemoryReplayStore, StateSealer, audience
-from mrtr_state.key_source import KeySource
+from mrtr_state.keys.key_source import KeySource
+from mrtr_state.keys.reloading import DEFAULT_KEYS_FILE_VARIABLE, ReloadingKeyring
+from mrtr_state.keys.remote_jwks import RemoteJWKS
 from mrtr_state.mcp import StateBoundary, ToolRefusal
-from mrtr_state.reloading import DEFAULT_KEYS_FILE_VARIABLE, ReloadingKeyring
-from mrtr_state.remote_jwks import RemoteJWKS
 from server.accounts import EXAMPLE_TOKENS, SCOPE, StaticTokenVerifier
 from server.conformance import add_conformance_fixtures
 from server.git_tools import GitHost, add_git_tools, example_host
@@ -34,7 +34,7 @@ from server.jwks import JWKS_PATH, publish_jwks
 from server.trips import Airline, add_trip_tools
 
 if TYPE_CHECKING:
-    from mrtr_state.replay_redis import AsyncRedisReplayStore
+    from mrtr_state.replay.replay_redis import AsyncRedisReplayStore
 
 #: The issuer (``iss``) the example seals with unless told otherwise.
 DEFAULT_ISSUER: Final = "https://tools.example.com"
@@ -206,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     store: MemoryReplayStore | AsyncRedisReplayStore
     if args.redis_url:
-        from mrtr_state.replay_redis import AsyncRedisReplayStore
+        from mrtr_state.replay.replay_redis import AsyncRedisReplayStore
 
         try:
             store = AsyncRedisReplayStore.from_url(args.redis_url)

@@ -7,7 +7,7 @@ published as it is after each reload. HS256 secrets are never published: a ring
 without an Ed25519 key answers 404, and says why.
 
 A replica started with ``--jwks-url http(s)://.../.well-known/mrtr-state-jwks.json``
-reads it through :class:`mrtr_state.remote_jwks.RemoteJWKS`.
+reads it through :class:`mrtr_state.keys.remote_jwks.RemoteJWKS`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from mrtr_state.key_source import KeySource
+from mrtr_state.keys.key_source import KeySource
 
 #: Where the example server publishes its public JWKS.
 JWKS_PATH: Final = "/.well-known/mrtr-state-jwks.json"

@@ -36,7 +36,7 @@ import time
 from decimal import Decimal
 from typing import Any
 
-from mrtr_state.canonical import canonicalize
+from mrtr_state.binding.canonical import canonicalize
 from mrtr_state.conformance import answer
 from mrtr_state.keys import A256GCMKey, Keyring
 

@@ -114,6 +114,7 @@ def test_every_example_language_runs_through_the_runner() -> None:
     assert {
         "baseline-typescript",
         "baseline-go",
+        "baseline-python",
         "go-module",
         "baseline-java",
         "interop-go",

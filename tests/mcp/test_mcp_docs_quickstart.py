@@ -5,6 +5,10 @@ principal") and left the token verifier out. Both forms are files under docs/exa
 Markdown quotes byte for byte (tests/docs); here each runs as its own process (the HTTP one on
 loopback), the SDK's client (and, for HTTP, the documented client file) drives a round trip
 through it, a changed or foreign state is refused, and the process is stopped.
+
+Issue 33: with mcp 2.3 the HTTP quick start printed MCPDeprecationWarning (validate_token_resource
+unset), and setting it made every call a 401 (its AccessToken had no resource); the server now runs
+with warnings as errors, so the round trips below pass only as a new user would see them: no warning.
 """
 
 from __future__ import annotations
@@ -97,8 +101,10 @@ def http_server(request: pytest.FixtureRequest) -> Iterator[str]:
         "BEARER_TOKENS": json.dumps(USERS),
         "PORT": str(port),
     }
+    # Warnings as errors: the SDK's MCPDeprecationWarning (issue 33: validate_token_resource unset) would
+    # stop the server before it listens; one raised while serving shows on stderr, checked below.
     process = subprocess.Popen(
-        [sys.executable, str(DOCS / "mcp_http_server.py")],
+        [sys.executable, "-W", "error", str(DOCS / "mcp_http_server.py")],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -119,8 +125,11 @@ def http_server(request: pytest.FixtureRequest) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         stop(process)
+        errors = ""
         if process.stderr is not None:
+            errors = process.stderr.read()
             process.stderr.close()
+    assert "Warning" not in errors, errors[-3000:]
 
 
 def test_the_http_quick_start_binds_the_bearer_tokens_user_and_refuses_another(http_server: str) -> None:

@@ -8,7 +8,7 @@ import pytest
 from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult
 
 from mrtr_state import InvalidRequestState, Keyring, StateSealer
-from mrtr_state.canonical import JSON_NULL
+from mrtr_state.binding.canonical import JSON_NULL
 from mrtr_state.mcp import Retry, input_required
 from mrtr_state.mcp.plaintext import claim_of, text_of
 from mrtr_state.mcp.request import target_of

@@ -6,7 +6,9 @@ outside the clone, and from there the README's quick start runs (and, from the w
 installed with the ``mcp`` extra, the stdio MCP quick start through a round trip), and
 ``mrtr-state conformance`` runs the installed package through its packaged vectors. Issue 25: an
 installed wheel could not run the conformance command (it carried no vectors), and no
-test installed an artifact. The npm tarball has its own check: tests/release/test_npm_tarball.py.
+test installed an artifact. Issue 33: the vectors reach the wheel through pyproject.toml's
+package-dir mapping instead of a setup.py hook, which lists the packages by name, so the wheel is
+checked to hold every module. The npm tarball has its own check: tests/release/test_npm_tarball.py.
 """
 
 from __future__ import annotations
@@ -88,6 +90,17 @@ def test_the_wheel_carries_the_vectors_byte_for_byte(artifacts: dict[str, Path])
         }
     assert packaged, "the wheel has no mrtr_state/_vectors/"
     assert _digests(packaged) == _digests(_spec_vectors())
+
+
+def test_the_wheel_holds_every_module_of_the_package(artifacts: dict[str, Path]) -> None:
+    """pyproject.toml lists the packages by name (for the vectors' mapping): a new room must be listed."""
+    source = ROOT / "src"
+    modules = {path.relative_to(source).as_posix() for path in (source / "mrtr_state").rglob("*.py")}
+    modules |= {"mrtr_state/py.typed"}
+    with zipfile.ZipFile(artifacts["wheel"]) as wheel:
+        shipped = {name for name in wheel.namelist() if name.startswith("mrtr_state/")}
+    assert modules - shipped == set(), "modules the wheel lacks (list their package in pyproject.toml)"
+    assert {name for name in shipped - modules if not name.startswith("mrtr_state/_vectors/")} == set()
 
 
 @pytest.mark.parametrize("kind", ["wheel", "sdist"])

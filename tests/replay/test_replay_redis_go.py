@@ -30,7 +30,7 @@ from tests.replay.redis_harness import (
 require_redis_client()
 
 from mrtr_state.replay import replay_key  # noqa: E402
-from mrtr_state.replay_redis import RedisReplayStore  # noqa: E402
+from mrtr_state.replay.replay_redis import RedisReplayStore  # noqa: E402
 
 ISSUER = "https://mcp.example.com"
 

@@ -34,7 +34,7 @@ class Binding:
     or directly from a resolved target. ``arguments`` is the request's arguments
     object, or ``None`` for a request without a binding of its arguments (a
     resource read has none). Any other value (a list, a string, a number, a
-    boolean, or :data:`~mrtr_state.canonical.JSON_NULL` for arguments sent as
+    boolean, or :data:`~mrtr_state.binding.canonical.JSON_NULL` for arguments sent as
     ``null``) is arguments that are present but not an object: unbindable
     (profile, sections 3.4 and 8.2), so a seal refuses them and an open matches
     them to no digest. ``aud`` is the profile's target value. A binding is

@@ -47,7 +47,7 @@ class Target:
 
     ``kind`` is ``"tool"``, ``"prompt"`` or ``"resource"``; ``arguments`` is
     ``None`` for ``resources/read``, which has none, and otherwise the value the
-    request carried (``{}`` when absent, :data:`~mrtr_state.canonical.JSON_NULL`
+    request carried (``{}`` when absent, :data:`~mrtr_state.binding.canonical.JSON_NULL`
     for ``null``), which is unbindable unless it is an object.
     """
 

@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -122,6 +123,49 @@ class RedisReplayStoreTest {
                     () -> sealer.open(sealer.seal(1, binding), binding, true, null));
             assertEquals(InvalidRequestStateException.Reason.STORE_UNAVAILABLE, refused.reason());
             assertTrue(refused.detail().contains("READONLY"), refused.detail());
+        }
+    }
+
+    /**
+     * A SET that reached Redis but whose answer never came back (its connection dropped) is store_unavailable and
+     * is never sent again after the reconnect: a re-sent SET could refuse a valid first redemption as replayed.
+     * Redis holds the SET (CLIENT PAUSE WRITE) while the store's connection is killed. About 2 s.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aSetWhoseAnswerDidNotArriveIsNeverSentAgain(@TempDir Path dir) throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (RedisProcess redis = RedisProcess.server(dir);
+                RedisReplayStore store = RedisReplayStore.fromUrl("redis://127.0.0.1:" + redis.port,
+                        options().timeout(Duration.ofSeconds(20)))) {
+            store.connect();
+            assertEquals("OK\n", redis.cli("CLIENT", "PAUSE", "20000", "WRITE"));
+            Future<Boolean> inFlight = pool.submit(() -> store.redeem("i#in-flight", EXP));
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!redis.cli("CLIENT", "LIST").matches("(?s).*flags=b .*cmd=set.*")) {
+                assertTrue(System.nanoTime() < deadline, "the SET never reached Redis");
+                Thread.sleep(20);
+            }
+            redis.cli("CLIENT", "KILL", "TYPE", "normal"); // not redis-cli's own (SKIPME yes)
+            java.util.concurrent.ExecutionException failed = assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> inFlight.get(10, TimeUnit.SECONDS));
+            assertTrue(failed.getCause() instanceof ReplayStoreException, String.valueOf(failed.getCause()));
+            redis.cli("CLIENT", "UNPAUSE");
+            // Once the store has reconnected and recorded another redemption, anything it would have replayed
+            // on the new connection has run before it.
+            boolean served = false;
+            while (!served) {
+                assertTrue(System.nanoTime() < deadline + 10_000_000_000L, "the store did not reconnect");
+                try {
+                    served = store.redeem("i#after-reconnect", EXP);
+                } catch (ReplayStoreException stillDown) {
+                    Thread.sleep(50);
+                }
+            }
+            assertEquals("0\n", redis.cli("EXISTS", store.redisKey("i#in-flight")));
+            assertTrue(store.redeem("i#in-flight", EXP), "the first redemption that was never recorded");
+        } finally {
+            pool.shutdownNow();
         }
     }
 

@@ -362,9 +362,9 @@ public final class RedisReplayStore implements ReplayStore, AutoCloseable {
         }
 
         /**
-         * A node could not be reached: its replica may have been promoted. Lettuce's own triggers see MOVED and
-         * reconnects that keep failing, but back off between reconnects (up to 30 s), so without this a store
-         * would wait for the periodic refresh. At most once per {@link #ADAPTIVE_REFRESH_LIMIT}; never blocks.
+         * A node could not be reached (its replica may have been promoted), or answered MOVED or ASK on WAIT's direct
+         * connection (which Lettuce's triggers do not see). Lettuce's own triggers see reconnects that fail, but it
+         * backs off between reconnects (up to 30 s), so without this a store would wait for the periodic refresh. At most once per {@link #ADAPTIVE_REFRESH_LIMIT}; never blocks.
          */
         void connectionError() {
             long last = lastRefresh.get();
@@ -445,6 +445,10 @@ public final class RedisReplayStore implements ReplayStore, AutoCloseable {
         } catch (RedisCommandExecutionException e) {
             String message = e.getMessage() == null ? "" : e.getMessage();
             String code = message.matches("[A-Z]{2,}( .*)?") ? " " + message.split(" ", 2)[0] : "";
+            if (code.equals(" MOVED") || code.equals(" ASK")) {
+                // Only on WAIT's direct connection to a node: the slot moved, so relearn the map.
+                connection.connectionError();
+            }
             throw outage("Redis refused the redemption (" + e.getClass().getSimpleName() + code + ")");
         } catch (RuntimeException e) {
             connection.connectionError();

@@ -8,6 +8,7 @@ import dev.mrtrstate.keys.A256GcmKey;
 import dev.mrtrstate.keys.Key;
 import dev.mrtrstate.keys.KeySource;
 import dev.mrtrstate.keys.KeyringException;
+import dev.mrtrstate.metrics.StateMetrics;
 import dev.mrtrstate.replay.ReplayStore;
 import dev.mrtrstate.replay.ReplayStoreException;
 import dev.mrtrstate.token.Base64Url;
@@ -55,6 +56,7 @@ public final class StateSealer {
     private final IntFunction<byte[]> entropy;
     private final ReplayStore replayStore;
     private final boolean requireArguments;
+    private final StateMetrics metrics;
 
     private StateSealer(Builder b) {
         this.ring = b.ring;
@@ -67,6 +69,7 @@ public final class StateSealer {
         this.entropy = b.entropy;
         this.replayStore = b.replayStore;
         this.requireArguments = b.requireArguments;
+        this.metrics = b.metrics;
         if (ttl < 1 || ttl > maxLifetime) {
             throw new IllegalArgumentException("ttl must be from 1 to maxLifetime (" + maxLifetime + ") seconds");
         }
@@ -95,6 +98,7 @@ public final class StateSealer {
         private IntFunction<byte[]> entropy = Builder::secureRandom;
         private ReplayStore replayStore;
         private boolean requireArguments;
+        private StateMetrics metrics;
 
         private Builder(KeySource ring, String issuer) {
             this.ring = Objects.requireNonNull(ring, "ring");
@@ -211,6 +215,19 @@ public final class StateSealer {
         }
 
         /**
+         * Where seals, opens, refusals (by reason code), redemptions and store outages are counted
+         * ({@code spec/metrics.json}): {@link dev.mrtrstate.metrics.OpenTelemetryMetrics}, or any callback. Default:
+         * none (nothing is counted).
+         *
+         * @param metrics the metrics, or null for none
+         * @return this builder
+         */
+        public Builder metrics(StateMetrics metrics) {
+            this.metrics = metrics;
+            return this;
+        }
+
+        /**
          * The sealer.
          *
          * @return the sealer
@@ -310,6 +327,7 @@ public final class StateSealer {
         if (token.length() > maxTokenBytes) {
             throw tooLarge(token.length());
         }
+        StateMetrics.record(metrics, "seal", "method", binding.kind().method());
         return token;
     }
 
@@ -347,6 +365,28 @@ public final class StateSealer {
         if (consume && replayStore == null) {
             throw new IllegalStateException("open with consume needs a StateSealer built with a replayStore");
         }
+        String method = binding.kind().method();
+        JsonNode state;
+        try {
+            state = verifyAndRedeem(token, binding, consume, requireArguments);
+        } catch (InvalidRequestStateException refused) {
+            // The method and the reason code only: never a value from the token or the request.
+            StateMetrics.record(metrics, "open", "method", method, "outcome", "refused");
+            StateMetrics.record(metrics, "refusal", "method", method, "reason", refused.reason().code());
+            if (refused.reason() == Reason.STORE_UNAVAILABLE) {
+                StateMetrics.record(metrics, "store_outage", "method", method);
+            }
+            throw refused;
+        }
+        StateMetrics.record(metrics, "open", "method", method, "outcome", "accepted");
+        if (consume) {
+            StateMetrics.record(metrics, "redemption", "method", method);
+        }
+        return state;
+    }
+
+    private JsonNode verifyAndRedeem(String token, Binding binding, boolean consume, Boolean requireArguments)
+            throws InvalidRequestStateException {
         Claims claims = verify(token, binding, requireArguments == null ? this.requireArguments : requireArguments);
         if (consume) {
             // Profile 5, step 20: single use, last, so that a refused token never costs a store write. The

@@ -56,8 +56,9 @@ public final class RemoteJwks implements KeySource, AutoCloseable {
         private Duration timeout = Duration.ofSeconds(5);
         private int maxBytes = 64 * 1024;
         private Clock clock = Clock.systemUTC();
+        private dev.mrtrstate.metrics.StateMetrics metrics;
 
-        /** The defaults: refresh every 300 s, a 30 s cooldown, 5 s timeout, 64 KiB, the system clock. */
+        /** The defaults: refresh every 300 s, a 30 s cooldown, 5 s timeout, 64 KiB, the system clock, no metrics. */
         public Options() {}
 
         /**
@@ -117,6 +118,18 @@ public final class RemoteJwks implements KeySource, AutoCloseable {
             this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
+
+        /**
+         * Where each fetch is counted: a {@code key_refresh} event, {@code source} {@code remote_jwks},
+         * {@code outcome} {@code updated}, {@code unchanged} or {@code failed} ({@code spec/metrics.json}).
+         *
+         * @param metrics the metrics, or null for none (the default)
+         * @return these options
+         */
+        public Options metrics(dev.mrtrstate.metrics.StateMetrics metrics) {
+            this.metrics = metrics;
+            return this;
+        }
     }
 
     private final URI url;
@@ -132,7 +145,13 @@ public final class RemoteJwks implements KeySource, AutoCloseable {
         this.options = options;
         this.client = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER)
                 .connectTimeout(options.timeout).build();
-        this.keys = fetch();
+        try {
+            this.keys = fetch();
+        } catch (KeyringException e) {
+            count("failed");
+            throw e;
+        }
+        count("updated");
         if (options.refreshInterval.isZero()) {
             this.refresher = null;
         } else {
@@ -262,15 +281,30 @@ public final class RemoteJwks implements KeySource, AutoCloseable {
      */
     public boolean refresh() {
         try {
-            keys = fetch();
+            Map<String, Key> fetched = fetch();
+            boolean changed = !publicJwks(fetched).equals(publicJwks(keys));
+            keys = fetched;
             lastError = null;
+            count(changed ? "updated" : "unchanged");
             return true;
         } catch (KeyringException e) {
             lastError = e.getMessage();
+            count("failed");
             LOG.log(Level.WARNING, "mrtr-state: keeping the last good keys of {0}: {1}",
                     new Object[] {url, e.getMessage()});
             return false;
         }
+    }
+
+    private static Map<String, Map<String, String>> publicJwks(Map<String, Key> byKid) {
+        Map<String, Map<String, String>> out = new java.util.HashMap<>();
+        byKid.forEach((kid, key) -> out.put(kid, key.publicJwk()));
+        return out;
+    }
+
+    private void count(String outcome) {
+        dev.mrtrstate.metrics.StateMetrics.record(options.metrics, "key_refresh", "source", "remote_jwks", "outcome",
+                outcome);
     }
 
     @Override

@@ -43,6 +43,38 @@ final class RedisProcess implements AutoCloseable {
         }
     }
 
+    /** A free loopback port whose cluster bus port (10000 higher) is free too. */
+    static int freeClusterPort() throws IOException {
+        java.util.Random random = new java.util.Random();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = 20_000 + random.nextInt(25_000);
+            if (bindable(port) && bindable(port + 10_000)) {
+                return port;
+            }
+        }
+        throw new IOException("no free port pair for a cluster node");
+    }
+
+    private static boolean bindable(int port) {
+        try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort() == port;
+        } catch (IOException taken) {
+            return false;
+        }
+    }
+
+    /** A cluster node (its own directory under {@code dir}) with this cluster-node-timeout, on loopback. */
+    static RedisProcess clusterNode(Path dir, int nodeTimeoutMs) throws IOException, InterruptedException {
+        requireRedis();
+        int port = freeClusterPort();
+        Path own = Files.createDirectories(dir.resolve("node-" + port));
+        return start(List.of("redis-server", "--port", String.valueOf(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", "--dir", own.toString(), "--cluster-enabled", "yes", "--cluster-config-file",
+                "nodes.conf", "--cluster-node-timeout", String.valueOf(nodeTimeoutMs),
+                // A killed primary's replica takes over however far it lagged.
+                "--cluster-replica-validity-factor", "0"), port);
+    }
+
     /** A redis-server with these extra arguments, no persistence, on loopback. */
     static RedisProcess server(Path dir, String... extra) throws IOException, InterruptedException {
         requireRedis();
@@ -92,6 +124,17 @@ final class RedisProcess implements AutoCloseable {
         String out = new String(cli.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         cli.waitFor(10, TimeUnit.SECONDS);
         return out;
+    }
+
+    /** SIGKILL, as a crash: no goodbye to the cluster or the clients. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** Whether the process runs. */
+    boolean alive() {
+        return process.isAlive();
     }
 
     @Override

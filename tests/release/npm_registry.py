@@ -77,9 +77,10 @@ class LocalNpmRegistry:
             for filename, attachment in attachments.items():
                 self._tarballs[f"{name}/-/{filename}"] = base64.b64decode(attachment["data"])
             known.update(versions)
-            tags = packument["dist-tags"]
+            tags, published = packument["dist-tags"], document.get("dist-tags", {})
             assert isinstance(tags, dict)
-            tags.update(document.get("dist-tags", {}))  # type: ignore[arg-type]
+            assert isinstance(published, dict)
+            tags.update(published)
         return HTTPStatus.CREATED
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

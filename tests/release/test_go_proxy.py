@@ -10,19 +10,26 @@ it for a module in a subdirectory) in a temporary folder, and served to the go c
 ``GONOSUMDB`` names the rehearsed module, which no checksum database knows yet. A fresh module cache
 (``GOMODCACHE``) makes sure nothing comes from an earlier copy. In a fresh module outside the clone:
 ``go mod init``, the README's ``go get``, then go/README.md's own programs: "Without MCP" runs and prints
-what it says, and the one-screen server builds after the README's ``go mod tidy``. Today's
+what it says, and the one-screen server builds after the README's ``go mod tidy``, as it is and with the
+README's Redis store in place of the memory store. Today's
 alternative, the README's ``go mod edit -require ... -replace ...`` to a clone's ``go/`` and ``go mod tidy``,
-runs the same program in another fresh module. Without a go
-toolchain this skips, except under CI=true, where it fails. It took 66 s here on 2 shared cores (the
+runs the same program in another fresh module. The README's client for manual rounds
+(``MultiRoundTripOptions{Disabled: true}``, ``NeedsInput()``) is built there too and run against the README's
+server, started on a free loopback port and stopped by the test. Without a go toolchain this skips,
+except under CI=true, where it fails. It took 4 min here on 2 shared cores busy with other builds (the
 SDK's modules are downloaded once into the temporary cache); each go command is bounded by TIMEOUT.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import secrets
 import shutil
+import socket
 import subprocess
+import time
 import zipfile
 from pathlib import Path
 
@@ -129,13 +136,35 @@ def test_the_readme_program_without_mcp_runs_from_the_installed_module(
     ], lines
 
 
-def test_the_readme_server_builds_after_go_mod_tidy(user_module: tuple[str, Path, dict[str, str]]) -> None:
+MEMORY_STORE = """\
+	sealer, err := mrtrstate.New(ring, "https://git.example.com",
+		mrtrstate.WithReplayStore(replay.NewMemoryStore(0, nil))) // or redisstore.NewFromURL for a fleet
+"""
+REDIS_STORE = """\
+	store, err := redisstore.NewFromURL("redis://127.0.0.1:6379/0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	sealer, err := mrtrstate.New(ring, "https://git.example.com", mrtrstate.WithReplayStore(store))
+"""
+
+
+def test_the_readme_server_builds_after_go_mod_tidy_with_the_memory_or_the_redis_store(
+    user_module: tuple[str, Path, dict[str, str]],
+) -> None:
     go, app, env = user_module
-    program = app / "server"
-    program.mkdir()
-    shutil.copyfile(README_PROGRAMS / "server" / "main.go", program / "main.go")
+    server = (README_PROGRAMS / "server" / "main.go").read_text(encoding="utf-8")
+    assert MEMORY_STORE in server
+    assert REDIS_STORE in (ROOT / "go" / "README.md").read_text(encoding="utf-8")
+    redis = server.replace(MEMORY_STORE, REDIS_STORE).replace(
+        f'"{MODULE}/replay"', f'"{MODULE}/replay/redisstore"'
+    )
+    for name, text in (("server", server), ("redisserver", redis)):
+        (app / name).mkdir(exist_ok=True)
+        (app / name / "main.go").write_text(text, encoding="utf-8")
     _run(go, ["mod", "tidy"], cwd=app, env=env)
-    _run(go, ["build", "-o", os.devnull, "./server"], cwd=app, env=env)
+    for name in ("server", "redisserver"):
+        _run(go, ["build", "-o", os.devnull, f"./{name}"], cwd=app, env=env)
 
 
 def test_the_replace_directive_alternative_runs_the_readme_program(
@@ -158,3 +187,56 @@ def test_the_replace_directive_alternative_runs_the_readme_program(
     assert f"replace {MODULE} => {clone}" in written, written
     lines = _run(go, ["run", "."], cwd=app, env=env).splitlines()
     assert lines[1] == "wrong_user | The request state belongs to another user.", lines
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_the_readme_client_does_manual_rounds_against_the_readme_server(
+    user_module: tuple[str, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    go, app, env = user_module
+    for name in ("server", "client"):
+        (app / name).mkdir(exist_ok=True)
+        shutil.copyfile(README_PROGRAMS / name / "main.go", app / name / "main.go")
+    _run(go, ["mod", "tidy"], cwd=app, env=env)
+    for name in ("server", "client"):
+        _run(go, ["build", "-o", str(tmp_path / name), f"./{name}"], cwd=app, env=env)
+    port = _free_port()
+    token = secrets.token_urlsafe(32)  # the example's one bearer token, for this run only
+    keys = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")  # an HS256 secret
+    server_env = {**env, "EXAMPLE_BEARER_TOKEN": token, "MRTR_STATE_KEYS": keys}
+    server = subprocess.Popen(
+        [str(tmp_path / "server"), "-addr", f"127.0.0.1:{port}"],
+        env=server_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30  # a bound on waiting for the port, not an assertion on speed
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None, f"the server exited: {server.communicate()[1][-2000:]}"
+                assert time.monotonic() < deadline, "the server did not listen within 30 s"
+                time.sleep(0.1)
+        run = subprocess.run(
+            [str(tmp_path / "client"), f"http://127.0.0.1:{port}"],
+            env={**env, "EXAMPLE_BEARER_TOKEN": token},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert run.stdout.splitlines() == ["true 1", "true bad_signature", "false deleted"], run.stdout
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)

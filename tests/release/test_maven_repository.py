@@ -10,8 +10,11 @@ library can only come from the rehearsal repository: the settings list that repo
 default local repository (``~/.m2/repository``) read as a plain remote repository, which only saves
 downloads, then Maven Central. The test checks that the library was downloaded from the rehearsal
 repository, byte for byte the deployed jar, and runs java/README.md's ``SealAndOpen`` program against the
-resolved class path. Without java or mvn this skips, except under CI=true, where it fails. It took
-175 s here on 2 shared cores; each Maven command is bounded by TIMEOUT.
+resolved class path. The README's install for today (``mvn install`` from a clone) is run as written too,
+into a local repository of the test's own, and serves a second fresh project. Without java or mvn this
+skips, except under CI=true, where it fails. The module took 271 s here on 2 shared cores (both installs,
+both projects, most of it downloads into the temporary local repositories); each Maven command is bounded
+by TIMEOUT.
 """
 
 from __future__ import annotations
@@ -152,18 +155,11 @@ def test_the_deployed_release_has_the_jar_its_pom_and_the_sources_and_javadoc_ja
         assert f"{artifact}-{version}{suffix}.sha1" in files, sorted(files)
 
 
-def test_a_fresh_project_resolves_the_readme_coordinates_from_the_repository_and_runs_seal_and_open(
-    deployed: Path, tmp_path_factory: pytest.TempPathFactory
-) -> None:
+def _build_and_run_seal_and_open(app: Path, settings: Path) -> Path:
+    """In ``app``, a project with exactly java/README.md's dependency block and its ``SealAndOpen``: build it
+    with ``settings``, run the program and check what it prints; the jar of the library it resolved."""
     mvn, java = _tool("mvn"), _tool("java")
-    app = tmp_path_factory.mktemp("maven-app")
     assert not app.resolve().is_relative_to(ROOT.resolve()), "the user's project must live outside the clone"
-    local = tmp_path_factory.mktemp("maven-local")
-    cache = Path(os.path.expanduser("~")) / ".m2" / "repository"
-    settings = app / "settings.xml"
-    settings.write_text(
-        SETTINGS.format(local=local, rehearsal=deployed.as_uri(), cache=cache.as_uri()), encoding="utf-8"
-    )
     (app / "pom.xml").write_text(CONSUMER_POM.format(dependencies=_readme_dependencies()), encoding="utf-8")
     sources = app / "src" / "main" / "java"
     sources.mkdir(parents=True)
@@ -182,18 +178,12 @@ def test_a_fresh_project_resolves_the_readme_coordinates_from_the_repository_and
         ],
         cwd=app,
     )
-
+    classpath = classpath_file.read_text(encoding="utf-8").strip().split(os.pathsep)
     _, artifact, version = COORDINATES
-    resolved = _artifact_dir(local)
-    origin = (resolved / "_remote.repositories").read_text(encoding="utf-8")
-    assert f"{artifact}-{version}.jar>rehearsal=" in origin, origin
-    jar = f"{artifact}-{version}.jar"
-    assert (resolved / jar).read_bytes() == (_artifact_dir(deployed) / jar).read_bytes()
-
-    classpath = classpath_file.read_text(encoding="utf-8").strip()
-    assert str(resolved / jar) in classpath.split(os.pathsep), classpath
+    jars = [Path(entry) for entry in classpath if Path(entry).name == f"{artifact}-{version}.jar"]
+    assert len(jars) == 1, classpath
     output = _run(
-        [java, "-cp", os.pathsep.join([str(app / "target" / "classes"), classpath]), "SealAndOpen"], cwd=app
+        [java, "-cp", os.pathsep.join([str(app / "target" / "classes"), *classpath]), "SealAndOpen"], cwd=app
     )
     assert output.splitlines() == [
         '{"head":"4b1d0aa"}',
@@ -201,3 +191,52 @@ def test_a_fresh_project_resolves_the_readme_coordinates_from_the_repository_and
         "The request state belongs to another user.",
         "replayed",
     ], output
+    return jars[0]
+
+
+def _settings(folder: Path, local: Path, rehearsal: str) -> Path:
+    cache = Path(os.path.expanduser("~")) / ".m2" / "repository"
+    settings = folder / "settings.xml"
+    settings.write_text(
+        SETTINGS.format(local=local, rehearsal=rehearsal, cache=cache.as_uri()), encoding="utf-8"
+    )
+    return settings
+
+
+def test_a_fresh_project_resolves_the_readme_coordinates_from_the_repository_and_runs_seal_and_open(
+    deployed: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    app = tmp_path_factory.mktemp("maven-app")
+    local = tmp_path_factory.mktemp("maven-local")
+    jar = _build_and_run_seal_and_open(
+        app, _settings(tmp_path_factory.mktemp("settings"), local, deployed.as_uri())
+    )
+    resolved = _artifact_dir(local)
+    assert jar == resolved / jar.name, jar
+    origin = (resolved / "_remote.repositories").read_text(encoding="utf-8")
+    assert f"{jar.name}>rehearsal=" in origin, origin
+    assert jar.read_bytes() == (_artifact_dir(deployed) / jar.name).read_bytes()
+
+
+def test_todays_install_from_the_clone_serves_a_fresh_project(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # java/README.md's "today" block, run as written in a copy of java/, into a local repository of its own
+    # (the -s settings stand for ~/.m2, which this test leaves alone); the rehearsal repository is empty.
+    text = README.read_text(encoding="utf-8")
+    today = text[text.index("Today, before it is published") :]
+    block = re.search(r"^```sh\n(.*?)^```$", today, re.MULTILINE | re.DOTALL)
+    assert block, "java/README.md has no sh block for today's install"
+    command = block.group(1).strip()
+    assert command.startswith("cd java && mvn "), command
+    mvn = _tool("mvn")
+    source = tmp_path_factory.mktemp("java-today") / "java"
+    shutil.copytree(JAVA, source, ignore=shutil.ignore_patterns("target"))
+    local = tmp_path_factory.mktemp("maven-local-today")
+    empty = tmp_path_factory.mktemp("empty-repository").as_uri()
+    settings = _settings(tmp_path_factory.mktemp("settings-today"), local, empty)
+    _run([mvn, *command.removeprefix("cd java && mvn ").split(), "-s", str(settings)], cwd=source)
+    jar = _build_and_run_seal_and_open(tmp_path_factory.mktemp("maven-app-today"), settings)
+    assert jar == _artifact_dir(local) / jar.name, jar
+    origin = (_artifact_dir(local) / "_remote.repositories").read_text(encoding="utf-8")
+    assert f"{jar.name}>=" in origin, f"not the jar mvn install put there: {origin}"

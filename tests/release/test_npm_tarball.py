@@ -193,17 +193,19 @@ def test_the_readme_install_from_a_registry_compiles_the_quick_start_strictly_an
     commands, tsconfig = _install_section()
     assert ["npm", "install", "mrtr-state"] in commands, commands
     (app / ".npmrc").write_text(f"registry={registry.url}\n", encoding="utf-8")
+    # The install of mrtr-state gets an empty npm cache, so its tarball can only come from the registry.
+    fresh_cache = str(tmp_path_factory.mktemp("npm-cache"))
     for command in commands:
         assert command[0] == "npm", command
-        _run([npm, *_tested_versions(command[1:])], cwd=app)
+        cache = {"npm_config_cache": fresh_cache} if "mrtr-state" in command else {}
+        _run([npm, *_tested_versions(command[1:])], cwd=app, **cache)
 
     lock = json.loads((app / "package-lock.json").read_text(encoding="utf-8"))
     installed = lock["packages"]["node_modules/mrtr-state"]
     packed = "sha512-" + base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
     assert installed["integrity"] == packed, installed
-    # The packument came from the local registry; its integrity is the packed tarball's (npm takes the
-    # bytes from its content-addressed cache when it holds them already, so the tarball's GET may not come).
     assert "mrtr-state" in registry.served, registry.served
+    assert f"mrtr-state/-/{tarball.name}" in registry.served, registry.served
 
     (app / "tsconfig.json").write_text(tsconfig, encoding="utf-8")
     shutil.copyfile(QUICKSTART_TS, app / "quickstart.ts")

@@ -32,6 +32,7 @@ RUNNABLE = {
     "quickstart.ts": "wrong_user\nThe request state belongs to another user.\n",
     "keys.ts": "Keyring([Key(alg=EdDSA, kid=",
     "mcp-server.ts": "deleted old",
+    "manual-rounds.ts": "[ 'confirm' ]\n[ { type: 'text', text: 'deleted old' } ]\n",
 }
 RUN_TIMEOUT = 120
 

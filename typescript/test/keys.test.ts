@@ -133,6 +133,17 @@ describe("MRTR_STATE_KEYS (Keyring.fromEnv), as the Python library reads it", ()
     assert.throws(() => Keyring.fromEnv(undefined, env(SECRET.subarray(0, 16).toString("base64url"))), /16 bytes/);
     assert.throws(() => Keyring.fromEnv(undefined, env("not a secret!")), /neither JSON nor a base64 secret/);
   });
+  it("reads the variable from a Worker's typed Env beside its other bindings, and refuses one that is not a string", () => {
+    // Issue 33: a typed Env holding a Durable Object binding failed tsc --strict (TS2322) against the old signature.
+    interface WorkerEnv {
+      readonly MRTR_STATE_KEYS: string;
+      readonly REPLAY: { idFromName(name: string): unknown };
+    }
+    const workerEnv: WorkerEnv = { MRTR_STATE_KEYS: JSON.stringify(keys.eddsa), REPLAY: { idFromName: (name) => name } };
+    assert.equal(Keyring.fromEnv("MRTR_STATE_KEYS", { env: workerEnv }).signingKey.kid, keys.eddsa.kid);
+    assert.throws(() => Keyring.fromEnv("REPLAY", { env: workerEnv }), /the variable REPLAY is not a string \(its type is object\)/);
+    assert.throws(() => Keyring.fromEnv("MISSING", { env: workerEnv }), /is not set/);
+  });
   it("refuses an obviously non-random secret: one byte, or a pattern of up to 8 bytes, repeated (K6)", () => {
     for (const pattern of ["a", "ab", "password", "\x00"]) {
       const secret = Buffer.from(pattern.repeat(Math.ceil(40 / pattern.length))).toString("base64url");

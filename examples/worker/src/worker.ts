@@ -70,10 +70,11 @@ let cached: { readonly env: Env; readonly handle: (request: Request) => Promise<
 
 function handlerFor(env: Env): (request: Request) => Promise<Response> {
   if (cached?.env === env) return cached.handle;
-  const ring = Keyring.fromEnv("MRTR_STATE_KEYS", { env: { MRTR_STATE_KEYS: env.MRTR_STATE_KEYS } });
+  const ring = Keyring.fromEnv("MRTR_STATE_KEYS", { env }); // the typed Env as it is: only MRTR_STATE_KEYS is read
+  const replayStore = new DurableObjectReplayStore(env.REPLAY);
   const sealer = new StateSealer(ring, {
     issuer: env.MRTR_STATE_ISSUER ?? "https://tools.example.com",
-    replayStore: new DurableObjectReplayStore(env.REPLAY),
+    replayStore,
   });
   const mcp = createMcpHandler(() => {
     const server = new McpServer({ name: "mrtr-state-example-worker", version: "1.0.0" });

@@ -426,15 +426,26 @@ export class Keyring implements Iterable<Key> {
    * The value is a JWKS or a single JWK as JSON, or one HS256 secret written in base64 or base64url
    * (padding optional) that decodes to at least 32 bytes and is not an obvious non-random secret (one
    * byte repeated, or a pattern of at most 8 bytes repeated).
+   *
+   * `options.env` (default: `process.env`) is any object holding the variable, such as a Cloudflare Worker's
+   * typed `Env` with its other bindings (a Durable Object namespace, a KV namespace), which are not read.
+   * A variable that is present but not a string is refused, without its value.
    */
-  static fromEnv(name: string = DEFAULT_KEYS_VARIABLE, options: { readonly env?: Readonly<Record<string, string | undefined>> } = {}): Keyring {
+  static fromEnv(name: string = DEFAULT_KEYS_VARIABLE, options: { readonly env?: object } = {}): Keyring {
     const env = options.env ?? processEnv();
     if (env === undefined) {
       throw new KeyringError(
         `this runtime has no process.env: pass the variables, e.g. Keyring.fromEnv(${JSON.stringify(name)}, { env }) with a Worker's env`,
       );
     }
-    const value = (env[name] ?? "").trim();
+    const raw: unknown = (env as Readonly<Record<string, unknown>>)[name];
+    if (raw !== undefined && typeof raw !== "string") {
+      throw new KeyringError(
+        `the variable ${name} is not a string (its type is ${raw === null ? "null" : typeof raw}): ` +
+          "bind it as a secret or a text variable holding a JWKS or an HS256 secret",
+      );
+    }
+    const value = (raw ?? "").trim();
     if (value === "") {
       throw new KeyringError(
         `the environment variable ${name} is not set: set it to a JWKS (\`JSON.stringify(Keyring.generate("EdDSA").privateJwks())\`) ` +

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"crypto/subtle"
+	"flag"
 	"log"
 	"net/http"
 	"os"
@@ -56,7 +57,9 @@ func main() {
 	}
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true}) // 2026-07-28 clients: no session
-	httpServer := &http.Server{Addr: "127.0.0.1:8000", Handler: auth.RequireBearerToken(verify, nil)(handler),
+	addr := flag.String("addr", "127.0.0.1:8000", "the address to listen on")
+	flag.Parse()
+	httpServer := &http.Server{Addr: *addr, Handler: auth.RequireBearerToken(verify, nil)(handler),
 		ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(httpServer.ListenAndServe())
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -155,6 +156,10 @@ type request struct {
 	target    binding.Target
 	arguments json.RawMessage
 	responses bool // the params carry inputResponses
+	// unread: the SDK was not shown the arguments sent (prompts/get arguments
+	// that are not an object of strings; see Transport), so the handler must
+	// not run.
+	unread bool
 }
 
 func parts(method string, req mcp.Request) (request, bool) {
@@ -164,15 +169,21 @@ func parts(method string, req mcp.Request) (request, bool) {
 		if len(args) == 0 {
 			args = json.RawMessage("{}") // absent arguments are {} (profile 3.4)
 		}
-		return request{p.RequestState, binding.ToolTarget(p.Name), args, p.InputResponses != nil}, method == "tools/call"
+		return request{p.RequestState, binding.ToolTarget(p.Name), args, p.InputResponses != nil, false}, method == "tools/call"
 	case *mcp.GetPromptParams:
+		if sent, ok := recall(p.Meta); ok { // the arguments as sent (Transport, Handler)
+			return request{p.RequestState, binding.PromptTarget(p.Name), sent.arguments, p.InputResponses != nil,
+				sent.removed}, method == "prompts/get"
+		}
+		// Without Transport or Handler the SDK's map[string]string is all there
+		// is: "arguments": null reads as absent, so it is bound as {}.
 		args := json.RawMessage("{}")
 		if p.Arguments != nil {
 			args, _ = json.Marshal(p.Arguments)
 		}
-		return request{p.RequestState, binding.PromptTarget(p.Name), args, p.InputResponses != nil}, method == "prompts/get"
+		return request{p.RequestState, binding.PromptTarget(p.Name), args, p.InputResponses != nil, false}, method == "prompts/get"
 	case *mcp.ReadResourceParams:
-		return request{p.RequestState, binding.ResourceTarget(p.URI), nil, p.InputResponses != nil}, method == "resources/read"
+		return request{p.RequestState, binding.ResourceTarget(p.URI), nil, p.InputResponses != nil, false}, method == "resources/read"
 	}
 	return request{}, false
 }
@@ -191,6 +202,10 @@ func withParams(req mcp.Request, state string, dropResponses bool) mcp.Request {
 	case *mcp.GetPromptRequest:
 		p := *r.Params
 		p.RequestState = state
+		if _, ok := p.Meta[WireMetaKey]; ok {
+			p.Meta = maps.Clone(p.Meta)
+			delete(p.Meta, WireMetaKey)
+		}
 		if dropResponses {
 			p.InputResponses = nil
 		}
@@ -209,6 +224,11 @@ func withParams(req mcp.Request, state string, dropResponses bool) mcp.Request {
 func internalError(message string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: message}
 }
+
+// errUnreadArguments answers prompts/get arguments the SDK cannot decode (it
+// holds them as a map of strings), so the handler never runs with others.
+var errUnreadArguments = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+	Message: "The request's arguments cannot be read: prompts/get arguments must be an object whose members are strings."}
 
 var errNoPrincipal = internalError("The server cannot bind request state to a user: no authenticated principal.")
 
@@ -232,8 +252,15 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok {
 			return next(ctx, method, req)
 		}
+		if _, ok := req.(*mcp.GetPromptRequest); ok {
+			req = withParams(req, parsed.state, false) // without WireMetaKey
+		}
 		var bound *binding.Request
 		round := Round{}
+		if parsed.state == "" && parsed.unread {
+			b.logger.Warn("mcpstate: prompts/get arguments are not an object of strings", "method", method)
+			return nil, errUnreadArguments
+		}
 		if parsed.state == "" { // absent, or null: a first round
 			if parsed.responses {
 				// Profile 8.2: answers with no verified state answer nothing this
@@ -262,6 +289,9 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				b.logger.Error("mcpstate: cannot open requestState", "method", method, "error", err)
 				return nil, internalError("Internal error")
+			}
+			if parsed.unread { // opened, yet the SDK cannot hand the handler these arguments
+				return nil, errUnreadArguments
 			}
 			text := textOf(claims.State)
 			round = Round{Verified: true, State: text, Claims: claims}

@@ -27,16 +27,22 @@ import (
 //   - a requestState that is present, not null, and not a non-empty string is
 //     replaced by MalformedState, which the sealer refuses as malformed on its
 //     own (so the answer holds even where the middleware cannot look further);
+//   - arguments nested deeper than the SDK reads (999 levels and more) are
+//     recorded and removed in the same way, on tools/call too;
 //   - prompts/get arguments, as sent, are recorded under a random one-time id
 //     written into the request's _meta (WireMetaKey); the middleware binds those
 //     bytes, and arguments the SDK cannot decode (not an object of strings) are
 //     removed from what the SDK sees, so that the middleware answers instead of
 //     the SDK's decoding error and the handler never runs with other arguments;
+//   - inputResponses that are no results the SDK can read (the string "yes"
+//     where an ElicitResult belongs) are recorded the same way and removed, so
+//     that the middleware answers -32602 Invalid params on every transport
+//     (over Streamable HTTP the SDK's header check would answer -32020);
 //   - a WireMetaKey a client sent is removed, so only this process writes it.
 
-// WireMetaKey is the _meta member of a prompts/get request under which
-// Transport and Handler leave the middleware a one-time id of the arguments as
-// sent. A client's own value is removed; the middleware removes it from the
+// WireMetaKey is the _meta member of a target request under which Transport
+// and Handler leave the middleware a one-time id of what was sent (prompts/get
+// arguments, unreadable inputResponses). A client's own value is removed; the middleware removes it from the
 // params the handler sees.
 const WireMetaKey = "io.github.mrtr-state/wire"
 
@@ -47,8 +53,9 @@ const MalformedState = "(requestState was not a non-empty string)"
 
 // wireFacts is what a request carried before the SDK decoded it.
 type wireFacts struct {
-	arguments json.RawMessage // the arguments member as sent
-	removed   bool            // the SDK was not shown them: it cannot decode them
+	arguments    json.RawMessage // prompts/get: the arguments member as sent (nil: absent)
+	removed      bool            // the SDK was not shown them: it cannot decode them
+	badResponses bool            // inputResponses the SDK cannot decode (not shown to it)
 }
 
 // sent holds the facts of requests in flight by their one-time id.
@@ -108,11 +115,25 @@ func rewriteParams(method string, params json.RawMessage) (out json.RawMessage, 
 			changed = true
 		}
 	}
-	if args, ok := members["arguments"]; ok && method == "prompts/get" {
-		f := wireFacts{arguments: args, removed: string(args) != "null" && !stringObject(args)}
+	var f wireFacts
+	record := false
+	if args, ok := members["arguments"]; ok && method != "resources/read" {
+		tooDeep := nesting(args) > sdkArgumentsDepth
+		if method == "prompts/get" || tooDeep {
+			f.arguments, f.removed, record = args, tooDeep || (method == "prompts/get" && string(args) != "null" && !stringObject(args)), true
+		}
 		if f.removed {
 			delete(members, "arguments")
 		}
+	}
+	if responses, ok := members["inputResponses"]; ok && string(responses) != "null" {
+		var m mcp.InputResponseMap
+		if json.Unmarshal(responses, &m) != nil {
+			f.badResponses, record = true, true
+			delete(members, "inputResponses")
+		}
+	}
+	if record {
 		if id = remember(f); id != "" {
 			if meta == nil {
 				meta = map[string]json.RawMessage{}
@@ -143,6 +164,36 @@ func encodeMembers(members map[string]json.RawMessage, original json.RawMessage,
 		return original
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// sdkArgumentsDepth is the deepest arguments value the SDK reads: it refuses
+// a message nested deeper than 1000 levels, and the message and its params are
+// two of them. Deeper arguments (unbindable anyway: profile 3.4 allows 256) are
+// not shown to it, so the middleware answers instead of an HTTP 400.
+const sdkArgumentsDepth = 998
+
+// nesting is how deep the arrays and objects of a JSON text nest ({} is 1).
+func nesting(text []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range text {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		case inString:
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 func nonEmptyString(raw json.RawMessage) bool {

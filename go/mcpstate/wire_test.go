@@ -321,6 +321,13 @@ func checkEdgeInputs(t *testing.T, connect func(*testing.T, *mcp.Server) (*mcp.C
 				t.Errorf("%s with requestState %s: %s, want a first round (minted)", method, what, got)
 			}
 		}
+		// An answer that is no result of the request it answers: -32602, before
+		// the state is looked at.
+		for _, state := range []string{"", mint(t, cs, tm, method, name)} {
+			if got := send(cs, tm, method, name, state, edits{"inputResponses": {set: `{"ok":"yes"}`}}); got != "invalid params" {
+				t.Errorf("%s with inputResponses {\"ok\":\"yes\"} (state %t): %s, want invalid params", method, state != "", got)
+			}
+		}
 		if method == "resources/read" {
 			continue
 		}
@@ -390,5 +397,45 @@ func TestAWireIDFromTheClientIsNeverTrusted(t *testing.T) {
 		if got := send(cs, tm, "prompts/get", "summary", state, forged); got != "refused wrong_request" {
 			t.Errorf("%s: %s", name, got)
 		}
+	}
+}
+
+func nested(levels int) string {
+	return strings.Repeat(`{"a":`, levels-1) + `{}` + strings.Repeat(`}`, levels-1)
+}
+
+// Over Streamable HTTP, arguments nested deeper than the SDK reads (999
+// levels and more; its reader refuses a message over 1000) get the one answer
+// too: Handler does not show them to the SDK, and the middleware answers.
+func TestArgumentsDeeperThanTheSDKReadsGetTheOneAnswerOverHTTP(t *testing.T) {
+	server, _ := edgeServer(t, mcpstate.ToolError)
+	cs, tm := overHTTP(t, server)
+	for _, levels := range []int{998, 999, 5000} {
+		for _, method := range []string{"tools/call", "prompts/get"} {
+			name := map[string]string{"tools/call": "delete_branch", "prompts/get": "summary"}[method]
+			if got := send(cs, tm, method, name, "", edits{"arguments": {set: nested(levels)}}); got != "invalid params" {
+				t.Errorf("%s first round, arguments %d levels deep: %s", method, levels, got)
+			}
+			state := mint(t, cs, tm, method, name)
+			if got := send(cs, tm, method, name, state, edits{"arguments": {set: nested(levels)}}); got != "refused wrong_request" {
+				t.Errorf("%s retry, arguments %d levels deep: %s", method, levels, got)
+			}
+		}
+	}
+}
+
+// A documented limit (go/README.md): over stdio the SDK's own reader decodes
+// each line before any Transport sees it, and a line nested deeper than 1000
+// levels (arguments of 999 levels and more) ends the connection instead of
+// getting an answer. 998 levels still get the one answer.
+func TestOverStdioArgumentsDeeperThanTheSDKReadsCloseTheConnection(t *testing.T) {
+	server, _ := edgeServer(t, mcpstate.ToolError)
+	cs, tm := overStdio(t, server)
+	if got := send(cs, tm, "tools/call", "delete_branch", "", edits{"arguments": {set: nested(998)}}); got != "invalid params" {
+		t.Fatalf("998 levels: %s", got)
+	}
+	got := send(cs, tm, "tools/call", "delete_branch", "", edits{"arguments": {set: nested(999)}})
+	if !strings.Contains(got, "connection closed") && !strings.Contains(got, "EOF") {
+		t.Errorf("999 levels over stdio: %s; the SDK now answers, so the limit in go/README.md is gone", got)
 	}
 }

@@ -56,7 +56,9 @@ func main() {
 	}
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true}) // 2026-07-28 clients: no session
-	httpServer := &http.Server{Addr: "127.0.0.1:8000", Handler: auth.RequireBearerToken(verify, nil)(handler),
+	// mcpstate.Handler shows the middleware each request as sent (profile 8.2's edge inputs);
+	// over stdio: server.Run(ctx, mcpstate.Transport(&mcp.StdioTransport{})).
+	httpServer := &http.Server{Addr: "127.0.0.1:8000", Handler: auth.RequireBearerToken(verify, nil)(mcpstate.Handler(handler)),
 		ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(httpServer.ListenAndServe())
 }

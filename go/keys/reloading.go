@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mrtr-state/mrtr-state/go/metrics"
 )
 
 // DefaultKeysFileVariable is the environment variable LoadKeyFileFromEnv reads:
@@ -54,6 +56,7 @@ type ReloadingFile struct {
 	worldWritable bool
 	clock         func() time.Time
 	logger        *slog.Logger
+	metrics       metrics.Func
 
 	ring      atomic.Pointer[Keyring]
 	mu        sync.Mutex // held by a look at the file; Keyring only tries it
@@ -85,6 +88,11 @@ func WithFileCooldown(d time.Duration) FileOption { return func(f *ReloadingFile
 // which is refused by default: any local user could put in a key of their own
 // and mint tokens every replica accepts.
 func WithWorldWritableFile() FileOption { return func(f *ReloadingFile) { f.worldWritable = true } }
+
+// WithFileMetrics counts every reread as a key_refresh event (source
+// key_file; outcome updated, unchanged, or failed once per distinct bad
+// content; package metrics).
+func WithFileMetrics(m metrics.Func) FileOption { return func(f *ReloadingFile) { f.metrics = m } }
 
 // WithFileClock sets the clock of the checks (default time.Now).
 func WithFileClock(clock func() time.Time) FileOption {
@@ -187,6 +195,7 @@ func (f *ReloadingFile) check(force bool) (bool, error) {
 	digest := sha256.Sum256(data)
 	if digest == f.digest {
 		f.info, f.failed = info, false
+		metrics.Record(f.metrics, metrics.KeyRefresh, "source", "key_file", "outcome", "unchanged")
 		return false, nil
 	}
 	if f.failed && digest == f.failedDigest { // known to be bad: not parsed again
@@ -200,6 +209,7 @@ func (f *ReloadingFile) check(force bool) (bool, error) {
 	f.ring.Store(ring)
 	f.info, f.digest, f.failed = info, digest, false
 	f.logger.Info("keys: the key file changed", "path", f.path, "keys", ring.Len())
+	metrics.Record(f.metrics, metrics.KeyRefresh, "source", "key_file", "outcome", "updated")
 	return true, nil
 }
 
@@ -216,6 +226,7 @@ func (f *ReloadingFile) refuse(reason string, digest *[sha256.Size]byte, info os
 	}
 	if !f.failed || failure != f.failedDigest {
 		f.logger.Warn("keys: the key file cannot be used; the last good keys stay in use", "path", f.path, "reason", reason)
+		metrics.Record(f.metrics, metrics.KeyRefresh, "source", "key_file", "outcome", "failed")
 	}
 	f.failed, f.failedDigest, f.failedInfo, f.failedReason = true, failure, info, reason
 	f.retryAt = f.clock().Add(f.cooldown)

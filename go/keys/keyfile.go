@@ -2,6 +2,7 @@ package keys
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -20,32 +21,40 @@ import (
 // readKeyFile returns the key file's bytes (at most MaxKeyFileBytes) and its
 // permission bits. Errors name the path and the rule, never the contents.
 func readKeyFile(path string, allowWorldWritable bool) ([]byte, fs.FileMode, error) {
+	data, perm, reason := readRegularFile(path, allowWorldWritable)
+	if reason != "" {
+		return nil, 0, keyringErrorf("the key file %s cannot be used: %s", path, reason)
+	}
+	return data, perm, nil
+}
+
+// readRegularFile is readKeyFile with the reason it failed ("" when it did not).
+func readRegularFile(path string, allowWorldWritable bool) ([]byte, fs.FileMode, string) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, 0, keyringErrorf("the key file %s cannot be read: %s", path, reasonOf(err))
+		return nil, 0, "it cannot be read: " + reasonOf(err)
 	}
 	defer f.Close()
 	info, err := f.Stat() // fstat: the file opened, not whatever the path names by now
 	if err != nil {
-		return nil, 0, keyringErrorf("the key file %s cannot be read: %s", path, reasonOf(err))
+		return nil, 0, "it cannot be read: " + reasonOf(err)
 	}
 	if !info.Mode().IsRegular() {
-		return nil, 0, keyringErrorf("the key file %s is not a regular file (%s): give the path of the key file",
-			path, kindOf(info.Mode()))
+		return nil, 0, "it is not a regular file (" + kindOf(info.Mode()) + "): give the path of the key file"
 	}
 	perm := info.Mode().Perm()
 	if perm&0o002 != 0 && !allowWorldWritable && runtime.GOOS != "windows" {
-		return nil, 0, keyringErrorf("the key file %s may be written by anyone (mode %04o): make it 0600 (chmod 600 FILE), "+
-			"or load it with WithWorldWritableFile", path, uint32(perm))
+		return nil, 0, fmt.Sprintf("anyone may write it (mode %04o): make it 0600 (chmod 600 FILE), "+
+			"or load it with WithWorldWritableFile", uint32(perm))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxKeyFileBytes+1))
 	if err != nil {
-		return nil, 0, keyringErrorf("the key file %s cannot be read: %s", path, reasonOf(err))
+		return nil, 0, "it cannot be read: " + reasonOf(err)
 	}
 	if len(data) > MaxKeyFileBytes {
-		return nil, 0, keyringErrorf("the key file %s is larger than %d bytes", path, MaxKeyFileBytes)
+		return nil, 0, fmt.Sprintf("it is larger than %d bytes", MaxKeyFileBytes)
 	}
-	return data, perm, nil
+	return data, perm, ""
 }
 
 // parseKeyFile reads a key file's bytes by Parse's rules.

@@ -188,9 +188,9 @@ func (f *ReloadingFile) check(force bool) (bool, error) {
 			return false, nil // the same bad file, still cooling down
 		}
 	}
-	data, perm, err := readKeyFile(f.path, f.worldWritable)
-	if err != nil {
-		return false, f.refuse(err.Error(), nil, info)
+	data, perm, reason := readRegularFile(f.path, f.worldWritable)
+	if reason != "" {
+		return false, f.refuse(reason, nil, info)
 	}
 	digest := sha256.Sum256(data)
 	if digest == f.digest {
@@ -230,7 +230,7 @@ func (f *ReloadingFile) refuse(reason string, digest *[sha256.Size]byte, info os
 	}
 	f.failed, f.failedDigest, f.failedInfo, f.failedReason = true, failure, info, reason
 	f.retryAt = f.clock().Add(f.cooldown)
-	return keyringErrorf("the key file %s cannot be used (%s); the last good keys stay", f.path, reason)
+	return keyringErrorf("the key file %s cannot be used: %s; the last good keys stay", f.path, reason)
 }
 
 // warnIfReadable warns of a key file its group or others may read.

@@ -81,7 +81,7 @@ func TestAKeyFileAnyoneMayWriteIsRefusedUnlessAllowed(t *testing.T) {
 	if err := os.Chmod(path, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadKeyFile(path, WithFileLogger(quiet)); err == nil || !strings.Contains(err.Error(), "may be written by anyone (mode 0666)") {
+	if _, err := LoadKeyFile(path, WithFileLogger(quiet)); err == nil || !strings.Contains(err.Error(), "anyone may write it (mode 0666)") {
 		t.Errorf("a world-writable key file loaded, or the refusal does not say why: %v", err)
 	}
 	if _, err := FromFile(path); err == nil {

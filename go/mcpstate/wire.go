@@ -134,12 +134,15 @@ func rewriteParams(method string, params json.RawMessage) (out json.RawMessage, 
 		}
 	}
 	if record {
-		if id = remember(f); id != "" {
-			if meta == nil {
-				meta = map[string]json.RawMessage{}
-			}
-			meta[WireMetaKey] = json.RawMessage(strconv.Quote(id))
+		if id = remember(f); id == "" {
+			// No id, no facts: the SDK answers what it was sent (never arguments
+			// taken away with nothing to say so).
+			return encodeMembers(withState(params, members["requestState"]), params, changed), "", changed
 		}
+		if meta == nil {
+			meta = map[string]json.RawMessage{}
+		}
+		meta[WireMetaKey] = json.RawMessage(strconv.Quote(id))
 		changed = true
 	}
 	if meta != nil && changed {
@@ -151,6 +154,16 @@ func rewriteParams(method string, params json.RawMessage) (out json.RawMessage, 
 		members["_meta"] = text
 	}
 	return encodeMembers(members, params, changed), id, changed
+}
+
+// withState is params' members with requestState set to state (if present).
+func withState(params json.RawMessage, state json.RawMessage) map[string]json.RawMessage {
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(params, &members)
+	if state != nil {
+		members["requestState"] = state
+	}
+	return members
 }
 
 func encodeMembers(members map[string]json.RawMessage, original json.RawMessage, changed bool) json.RawMessage {

@@ -11,7 +11,7 @@
 // replay (single use). Every refusal is an *InvalidRequestState carrying a
 // Reason; test it with errors.As, or with errors.Is and a sentinel such as
 // ErrExpired. Package mcpstate installs all of it on a server of the official
-// Go MCP SDK with one call.
+// Go MCP SDK with one call; package metrics counts what it does (WithMetrics).
 //
 // It implements rule AGT-18 of the Agent Wranglers playbook: a state with one
 // byte changed, one presented after 10 minutes, and one presented by another

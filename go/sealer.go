@@ -11,6 +11,7 @@ import (
 
 	"github.com/mrtr-state/mrtr-state/go/binding"
 	"github.com/mrtr-state/mrtr-state/go/keys"
+	"github.com/mrtr-state/mrtr-state/go/metrics"
 	"github.com/mrtr-state/mrtr-state/go/refusal"
 	"github.com/mrtr-state/mrtr-state/go/replay"
 	"github.com/mrtr-state/mrtr-state/go/token"
@@ -45,6 +46,7 @@ type Sealer struct {
 	entropy          io.Reader
 	store            replay.Store
 	requireArguments bool
+	metrics          metrics.Func
 }
 
 // Option configures a Sealer.
@@ -100,6 +102,14 @@ func WithEntropy(r io.Reader) Option {
 // Consume is a configuration error).
 func WithReplayStore(store replay.Store) Option {
 	return func(s *Sealer) error { s.store = store; return nil }
+}
+
+// WithMetrics counts seals, opens by outcome, refusals by reason code,
+// redemptions and store outages (package metrics, spec/metrics.json): give it
+// metrics.OpenTelemetry(provider) or a function of your own. Default: nothing
+// is counted.
+func WithMetrics(f metrics.Func) Option {
+	return func(s *Sealer) error { s.metrics = f; return nil }
 }
 
 // WithRequireArguments requires the argument binding (profile, section 5, step
@@ -195,7 +205,11 @@ func (s *Sealer) Seal(state any, req Request) (string, error) {
 	if _, err := jsonstrict.Parse(payload[len(prefix):], jsonstrict.Options{MaxDepth: token.MaxStateDepth, CheckOnly: true}); err != nil {
 		return "", fmt.Errorf("mrtrstate: the state cannot be carried exactly: %w", err)
 	}
-	return s.finish(k, append(payload, '}'))
+	tok, err := s.finish(k, append(payload, '}'))
+	if err == nil {
+		metrics.Record(s.metrics, metrics.Seal, "method", req.Target.Kind.Method())
+	}
+	return tok, err
 }
 
 // prepare checks the request and makes every claim but the state.
@@ -279,12 +293,34 @@ func (s *Sealer) Open(ctx context.Context, tok string, req Request, opts ...Open
 
 // OpenClaims is Open returning every validated claim.
 func (s *Sealer) OpenClaims(ctx context.Context, tok string, req Request, opts ...OpenOption) (*token.Claims, error) {
+	claims, consumed, err := s.openClaims(ctx, tok, req, opts...)
+	if s.metrics != nil {
+		method := req.Target.Kind.Method()
+		var refused *refusal.InvalidRequestState
+		switch {
+		case err == nil:
+			metrics.Record(s.metrics, metrics.Open, "method", method, "outcome", "accepted")
+			if consumed {
+				metrics.Record(s.metrics, metrics.Redemption, "method", method)
+			}
+		case errors.As(err, &refused):
+			metrics.Record(s.metrics, metrics.Open, "method", method, "outcome", "refused")
+			metrics.Record(s.metrics, metrics.Refusal, "method", method, "reason", string(refused.Reason))
+			if refused.Reason == refusal.StoreUnavailable {
+				metrics.Record(s.metrics, metrics.StoreOutage, "method", method)
+			}
+		}
+	}
+	return claims, err
+}
+
+func (s *Sealer) openClaims(ctx context.Context, tok string, req Request, opts ...OpenOption) (*token.Claims, bool, error) {
 	var o openSettings
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.consume && s.store == nil {
-		return nil, fmt.Errorf("%w: Consume needs a sealer made WithReplayStore", ErrConfig)
+		return nil, false, fmt.Errorf("%w: Consume needs a sealer made WithReplayStore", ErrConfig)
 	}
 	required := s.requireArguments
 	if o.requireArguments != nil {
@@ -301,7 +337,7 @@ func (s *Sealer) OpenClaims(ctx context.Context, tok string, req Request, opts .
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Profile 5, steps 13 to 19:
 	err = claims.Validate(token.Expect{
@@ -309,20 +345,20 @@ func (s *Sealer) OpenClaims(ctx context.Context, tok string, req Request, opts .
 		Request: req, RequireArguments: required,
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Profile 5, step 20: single use, last, so a token that fails any other step never
 	// costs a store write. The retention runs to exp plus twice the leeway.
 	if o.consume {
 		first, err := s.store.Redeem(ctx, replay.Key(claims.Issuer, claims.ID), claims.ExpiresAt+2*s.leeway)
 		if err != nil {
-			return nil, refusal.New(refusal.StoreUnavailable, "the replay store gave no answer: "+err.Error())
+			return nil, false, refusal.New(refusal.StoreUnavailable, "the replay store gave no answer: "+err.Error())
 		}
 		if !first {
-			return nil, refusal.New(refusal.Replayed, "this token has already been redeemed")
+			return nil, false, refusal.New(refusal.Replayed, "this token has already been redeemed")
 		}
 	}
-	return claims, nil
+	return claims, o.consume, nil
 }
 
 // String shows the settings and the keys' ids, never key material.

@@ -202,9 +202,12 @@ func build(sealer *mrtrstate.Sealer, source keys.Source, conformance bool, toolR
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true, Logger: logger})
-	var endpoint http.Handler = streamable
+	// mcpstate.Handler shows the middleware each request as sent, so an empty or
+	// non-string requestState and prompts/get arguments the SDK's typed params
+	// cannot hold get the profile's answer (8.2), not the SDK's decoding error.
+	var endpoint http.Handler = mcpstate.Handler(streamable)
 	if !conformance {
-		endpoint = auth.RequireBearerToken(verifyToken, &auth.RequireBearerTokenOptions{Scopes: []string{scope}})(streamable)
+		endpoint = auth.RequireBearerToken(verifyToken, &auth.RequireBearerTokenOptions{Scopes: []string{scope}})(endpoint)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", endpoint)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mrtr-state/mrtr-state/go/token/jsonstrict"
 )
@@ -186,34 +185,16 @@ func FromEnv(name string) (*Keyring, error) {
 }
 
 // FromFile loads keys from a key file (at most MaxKeyFileBytes, UTF-8) by
-// Parse's rules. Messages name the file, never its contents.
+// Parse's rules. Only a regular file is read (a FIFO, a device or a directory
+// is refused without waiting for a writer), and not one anyone may write (mode
+// o+w: anyone could put in a key of their own). Messages name the file, never
+// its contents.
 func FromFile(path string) (*Keyring, error) {
-	f, err := os.Open(path)
+	data, _, err := readKeyFile(path, false)
 	if err != nil {
-		return nil, keyringErrorf("the key file %s cannot be read: %s", path, err.Error())
+		return nil, err
 	}
-	defer f.Close()
-	data := make([]byte, MaxKeyFileBytes+1)
-	n, _ := readFull(f, data)
-	if n > MaxKeyFileBytes {
-		return nil, keyringErrorf("the key file %s is larger than %d bytes", path, MaxKeyFileBytes)
-	}
-	if !utf8.Valid(data[:n]) {
-		return nil, keyringErrorf("the key file %s is not UTF-8 text", path)
-	}
-	return Parse(string(data[:n]), "the key file "+path)
-}
-
-func readFull(f *os.File, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return parseKeyFile(path, data)
 }
 
 var (

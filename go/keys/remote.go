@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mrtr-state/mrtr-state/go/metrics"
 )
 
 // Defaults of a RemoteJWKS.
@@ -45,6 +48,7 @@ type RemoteJWKS struct {
 	maxBytes int64
 	clock    func() time.Time
 	logger   *slog.Logger
+	metrics  metrics.Func
 
 	ring        atomic.Pointer[Keyring]
 	mu          sync.Mutex // guards the times and fetching
@@ -78,6 +82,11 @@ func WithRemoteClock(clock func() time.Time) RemoteOption {
 
 // WithLogger sets where failed fetches are logged (default slog.Default()).
 func WithLogger(l *slog.Logger) RemoteOption { return func(r *RemoteJWKS) { r.logger = l } }
+
+// WithRemoteMetrics counts every refresh after the first fetch as a
+// key_refresh event (source remote_jwks; outcome updated, unchanged or failed;
+// package metrics).
+func WithRemoteMetrics(f metrics.Func) RemoteOption { return func(r *RemoteJWKS) { r.metrics = f } }
 
 // CheckJWKSURL refuses a URL a JWKS must not be fetched from: not https (http
 // only on a loopback address), or with credentials in it.
@@ -170,9 +179,15 @@ func (r *RemoteJWKS) update(ctx context.Context) error {
 	if err != nil {
 		r.logger.Warn("keys: the remote JWKS could not be refreshed; the last good keys stay in use",
 			"url", r.url, "reason", err.Error())
+		metrics.Record(r.metrics, metrics.KeyRefresh, "source", "remote_jwks", "outcome", "failed")
 		return err
 	}
-	r.ring.Store(ring)
+	old := r.ring.Swap(ring)
+	outcome := "updated"
+	if old != nil && bytes.Equal(old.PublicJWKS(), ring.PublicJWKS()) {
+		outcome = "unchanged"
+	}
+	metrics.Record(r.metrics, metrics.KeyRefresh, "source", "remote_jwks", "outcome", outcome)
 	return nil
 }
 

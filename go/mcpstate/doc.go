@@ -19,14 +19,24 @@
 //   - inputResponses on a request without a requestState answer nothing this
 //     server asked (profile, 8.2), so the handler never sees them;
 //   - the arguments bound are the request's params.arguments, {} when absent
-//     (profile 3.4, 8.2); on tools/call a present "arguments": null (or any
-//     value that is not an object) is unbindable: no state is sealed for it and
-//     a state bound to arguments is refused wrong_request. On prompts/get the
-//     SDK decodes arguments into a map[string]string, so "arguments": null
-//     reaches the middleware as absent and is bound as {} (a limitation of the
-//     SDK's typed params; any other non-object is refused by the SDK itself);
+//     (profile 3.4, 8.2); a present "arguments": null, or any value that is not
+//     an object, is unbindable: no state is sealed for it and a state bound to
+//     arguments is refused wrong_request;
+//   - a requestState that is "" or not a string is refused malformed;
+//   - a state presented to another target is refused wrong_tool;
 //   - with no authenticated user it refuses to seal or open (an internal error)
 //     unless a fixed principal was configured deliberately.
+//
+// The SDK decodes params into typed structs before middleware runs, so some of
+// those inputs reach the middleware only through Handler (in front of the
+// SDK's StreamableHTTPHandler) or Transport (around a stdio transport), which
+// see each message first: an empty requestState reads as absent without them,
+// a non-string one gets the SDK's own decoding error, and on prompts/get
+// (arguments a map[string]string) "arguments": null is bound as {}. Give the
+// server one of them:
+//
+//	handler := mcpstate.Handler(mcp.NewStreamableHTTPHandler(getServer, opts))
+//	err := server.Run(ctx, mcpstate.Transport(&mcp.StdioTransport{}))
 //
 // The state string maps to the token's state claim as the Python and
 // TypeScript boundaries map it: a string that is the JSON text of an object or

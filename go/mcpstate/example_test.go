@@ -3,6 +3,7 @@ package mcpstate_test
 import (
 	"context"
 	"log"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,6 +39,27 @@ func ExampleInstall() {
 	// Users come from bearer authentication (auth.RequireBearerToken sets
 	// TokenInfo.UserID); without one, nothing is sealed.
 	if err := mcpstate.Install(server, sealer, nil); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Handler and Transport show the middleware each request as sent, so that the
+// edge inputs of profile 8.2 (an empty or non-string requestState, prompts/get
+// arguments that are null or not strings) get the profile's answer rather than
+// what the SDK's typed params make of them.
+func ExampleHandler() {
+	server := mcp.NewServer(&mcp.Implementation{Name: "git-tools", Version: "1.0.0"}, nil)
+	// ... tools, then mcpstate.Install(server, sealer, nil) ...
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true})
+	http.Handle("/mcp", mcpstate.Handler(streamable)) // behind your authentication
+}
+
+// Over stdio the wrapper goes around the transport.
+func ExampleTransport() {
+	server := mcp.NewServer(&mcp.Implementation{Name: "git-tools", Version: "1.0.0"}, nil)
+	// ... tools, then mcpstate.Install(server, sealer, &mcpstate.Options{Principal: mcpstate.FixedPrincipal("me")}) ...
+	if err := server.Run(context.Background(), mcpstate.Transport(&mcp.StdioTransport{})); err != nil {
 		log.Fatal(err)
 	}
 }

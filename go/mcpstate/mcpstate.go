@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -155,35 +156,68 @@ type request struct {
 	target    binding.Target
 	arguments json.RawMessage
 	responses bool // the params carry inputResponses
+	// unread: the SDK was not shown the arguments sent (prompts/get arguments
+	// that are not an object of strings; see Transport), so the handler must
+	// not run.
+	unread bool
+	// badResponses: an inputResponses entry is no result the SDK can read.
+	badResponses bool
 }
 
 func parts(method string, req mcp.Request) (request, bool) {
+	var r request
+	var meta mcp.Meta
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParamsRaw:
 		args := p.Arguments
 		if len(args) == 0 {
 			args = json.RawMessage("{}") // absent arguments are {} (profile 3.4)
 		}
-		return request{p.RequestState, binding.ToolTarget(p.Name), args, p.InputResponses != nil}, method == "tools/call"
+		r, meta = request{state: p.RequestState, target: binding.ToolTarget(p.Name), arguments: args,
+			responses: p.InputResponses != nil}, p.Meta
 	case *mcp.GetPromptParams:
+		// Without Transport or Handler the SDK's map[string]string is all there
+		// is: "arguments": null reads as absent, so it is bound as {}.
 		args := json.RawMessage("{}")
 		if p.Arguments != nil {
 			args, _ = json.Marshal(p.Arguments)
 		}
-		return request{p.RequestState, binding.PromptTarget(p.Name), args, p.InputResponses != nil}, method == "prompts/get"
+		r, meta = request{state: p.RequestState, target: binding.PromptTarget(p.Name), arguments: args,
+			responses: p.InputResponses != nil}, p.Meta
 	case *mcp.ReadResourceParams:
-		return request{p.RequestState, binding.ResourceTarget(p.URI), nil, p.InputResponses != nil}, method == "resources/read"
+		r, meta = request{state: p.RequestState, target: binding.ResourceTarget(p.URI),
+			responses: p.InputResponses != nil}, p.Meta
+	default:
+		return request{}, false
 	}
-	return request{}, false
+	if sent, ok := recall(meta); ok { // the request as sent (Transport, Handler)
+		if sent.arguments != nil {
+			r.arguments, r.unread = sent.arguments, sent.removed
+		}
+		r.badResponses = sent.badResponses
+	}
+	return r, method == "tools/call" || method == "prompts/get" || method == "resources/read"
+}
+
+// withoutWireID is meta without WireMetaKey (a copy when it had one).
+func withoutWireID(meta mcp.Meta) mcp.Meta {
+	if _, ok := meta[WireMetaKey]; !ok {
+		return meta
+	}
+	meta = maps.Clone(meta)
+	delete(meta, WireMetaKey)
+	return meta
 }
 
 // withParams returns req with a copy of its params changed by the state and
-// the responses to keep; the caller's params are never changed.
+// the responses to keep, and without WireMetaKey; the caller's params are never
+// changed.
 func withParams(req mcp.Request, state string, dropResponses bool) mcp.Request {
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
 		p := *r.Params
 		p.RequestState = state
+		p.Meta = withoutWireID(p.Meta)
 		if dropResponses {
 			p.InputResponses = nil
 		}
@@ -191,6 +225,7 @@ func withParams(req mcp.Request, state string, dropResponses bool) mcp.Request {
 	case *mcp.GetPromptRequest:
 		p := *r.Params
 		p.RequestState = state
+		p.Meta = withoutWireID(p.Meta)
 		if dropResponses {
 			p.InputResponses = nil
 		}
@@ -198,6 +233,7 @@ func withParams(req mcp.Request, state string, dropResponses bool) mcp.Request {
 	case *mcp.ReadResourceRequest:
 		p := *r.Params
 		p.RequestState = state
+		p.Meta = withoutWireID(p.Meta)
 		if dropResponses {
 			p.InputResponses = nil
 		}
@@ -209,6 +245,17 @@ func withParams(req mcp.Request, state string, dropResponses bool) mcp.Request {
 func internalError(message string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: message}
 }
+
+// errUnreadArguments answers arguments the SDK cannot decode (prompts/get
+// arguments that are not a map of strings, arguments nested deeper than the
+// SDK reads), so the handler never runs with others.
+var errUnreadArguments = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+	Message: "The request's arguments cannot be read: they nest too deeply, or, on prompts/get, they are not an object whose members are strings."}
+
+// errBadResponses answers an inputResponses entry that is no result of an
+// input request (an ElicitResult, a CreateMessageResult, a ListRootsResult).
+var errBadResponses = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+	Message: "Invalid params: an inputResponses entry is not a valid result of the request it answers."}
 
 var errNoPrincipal = internalError("The server cannot bind request state to a user: no authenticated principal.")
 
@@ -232,8 +279,17 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok {
 			return next(ctx, method, req)
 		}
+		req = withParams(req, parsed.state, false) // without WireMetaKey
+		if parsed.badResponses {
+			b.logger.Warn("mcpstate: an inputResponses entry is not a result", "method", method)
+			return nil, errBadResponses
+		}
 		var bound *binding.Request
 		round := Round{}
+		if parsed.state == "" && parsed.unread {
+			b.logger.Warn("mcpstate: the arguments cannot be read (too deep, or prompts/get arguments not an object of strings)", "method", method)
+			return nil, errUnreadArguments
+		}
 		if parsed.state == "" { // absent, or null: a first round
 			if parsed.responses {
 				// Profile 8.2: answers with no verified state answer nothing this
@@ -262,6 +318,9 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				b.logger.Error("mcpstate: cannot open requestState", "method", method, "error", err)
 				return nil, internalError("Internal error")
+			}
+			if parsed.unread { // opened, yet the SDK cannot hand the handler these arguments
+				return nil, errUnreadArguments
 			}
 			text := textOf(claims.State)
 			round = Round{Verified: true, State: text, Claims: claims}

@@ -12,14 +12,20 @@
 //
 // Deployments: a single Redis (NewFromURL), a primary with replicas behind
 // Sentinel (NewSentinel, go-redis's failover client) or a Redis Cluster
-// (NewCluster, its cluster client), each with bounded timeouts and no retries
-// (a retried SET NX whose first attempt was written would refuse the first
-// redemption as replayed). The durability option (WithWaitReplicas) sends WAIT
+// (NewCluster, its cluster client), each with bounded timeouts (a connect
+// timeout apart from the command timeout) and no retries: a retried SET NX
+// whose first attempt was written would refuse the first redemption as
+// replayed, so the SET is marked for go-redis as never to be sent again (its
+// cluster client would otherwise resend it up to MaxRedirects times). A store
+// connects when it is made and logs that it did or why not; on a Cluster, a
+// redemption that gets no answer reloads the slot map, so the store follows a
+// failover once a replica is promoted. The durability option (WithWaitReplicas) sends WAIT
 // on the same connection after a winning SET and accepts only when that many
 // replicas acknowledged it; otherwise the redemption fails closed.
 //
 // Every failure (unreachable, timed out, an error reply, too few replicas)
 // returns an error wrapping replay.ErrUnavailable, which the sealer refuses as
 // store_unavailable. Messages name the failure's kind and Redis's error code,
-// never an address or a password.
+// never an address or a password; an outage is logged once when it begins and
+// once when it ends (WithLogger).
 package redisstore

@@ -5,8 +5,12 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,20 +22,34 @@ import (
 // DefaultPrefix is put before every key, as the Python and TypeScript stores do.
 const DefaultPrefix = "mrtr-state:jti:"
 
-// Default timeouts of the clients the constructors make.
+// Default timeouts of the clients the constructors make: a connection is given
+// DefaultConnectTimeout to open, a command DefaultTimeout to be answered.
 const (
-	DefaultTimeout     = 2 * time.Second
-	DefaultWaitTimeout = 500 * time.Millisecond
+	DefaultConnectTimeout = 5 * time.Second
+	DefaultTimeout        = 2 * time.Second
+	DefaultWaitTimeout    = 500 * time.Millisecond
 )
 
 // Store is a replay.Store in Redis. It is safe for concurrent use as go-redis
 // clients are.
+//
+// A SET NX is sent once: a command whose answer did not arrive (a timeout, a
+// connection lost) is never sent again, by the store or by go-redis (whose
+// cluster client otherwise retries it up to MaxRedirects times), since the
+// first may have written: it is store_unavailable. On a Cluster, a redemption
+// that fails for want of an answer makes the client reload its slot map, so the
+// store follows a failover as soon as a replica is promoted (go-redis alone
+// reloads on MOVED or every 60 s). An outage is logged once, when it begins,
+// with its cause (never a token or a key, never an address), and its end once.
 type Store struct {
-	client      redis.UniversalClient
-	prefix      string
-	clock       func() time.Time
-	replicas    int
-	waitTimeout time.Duration
+	client         redis.UniversalClient
+	prefix         string
+	clock          func() time.Time
+	replicas       int
+	waitTimeout    time.Duration
+	logger         *slog.Logger
+	connectTimeout time.Duration
+	outage         atomic.Bool
 }
 
 // Option configures a Store.
@@ -74,30 +92,126 @@ func WithWaitReplicas(n int, timeout time.Duration) Option {
 	}
 }
 
+// WithLogger sets where the store says it connected, why it could not, and
+// when an outage begins and ends (default slog.Default()).
+func WithLogger(logger *slog.Logger) Option {
+	return func(s *Store) error {
+		if logger == nil {
+			return errors.New("redisstore: WithLogger needs a logger")
+		}
+		s.logger = logger
+		return nil
+	}
+}
+
+// WithConnectTimeout bounds the PING New sends to connect (default
+// DefaultConnectTimeout plus DefaultTimeout); the client's own DialTimeout
+// bounds each connection it opens.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(s *Store) error {
+		if d <= 0 {
+			return errors.New("redisstore: the connect timeout must be positive")
+		}
+		s.connectTimeout = d
+		return nil
+	}
+}
+
 // New makes a store on client: a *redis.Client (also one NewFailoverClient
 // made) or a *redis.ClusterClient. Give the client timeouts and MaxRetries -1.
+// It connects at once (a PING, bounded by WithConnectTimeout) and logs that it
+// did, or why not; a store that cannot connect is returned all the same, and
+// refuses redemptions (store_unavailable) until Redis answers.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("redisstore: a client is required")
 	}
-	s := &Store{client: client, prefix: DefaultPrefix, clock: time.Now}
+	s := &Store{client: client, prefix: DefaultPrefix, clock: time.Now, logger: slog.Default(),
+		connectTimeout: DefaultConnectTimeout + DefaultTimeout}
 	for _, opt := range opts {
 		if err := opt(s); err != nil {
 			return nil, err
 		}
 	}
+	quietGoRedis()
+	ctx, cancel := context.WithTimeout(context.Background(), s.connectTimeout)
+	defer cancel()
+	if err := s.Ping(ctx); err != nil {
+		s.down(err)
+	} else {
+		s.logger.Info("redisstore: connected to Redis")
+	}
 	return s, nil
+}
+
+// Ping asks Redis for an answer (on a Cluster, the slot map is loaded too):
+// nil when it answered, else the store_unavailable error that says why.
+func (s *Store) Ping(ctx context.Context) error {
+	if c, ok := s.client.(*redis.ClusterClient); ok {
+		if err := c.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+			return node.Ping(ctx).Err()
+		}); err != nil {
+			return failure(err)
+		}
+		return nil
+	}
+	if err := s.client.Ping(ctx).Err(); err != nil {
+		return failure(err)
+	}
+	return nil
+}
+
+// down notes a failed redemption or connection: the first of an outage is
+// logged with its cause; on a Cluster the slot map is reloaded, for a
+// failover may have moved the key's primary.
+func (s *Store) down(err error) {
+	if c, ok := s.client.(*redis.ClusterClient); ok && !errors.Is(err, context.Canceled) {
+		c.ReloadState(context.Background()) // asynchronous; at most one at a time
+	}
+	if !s.outage.Swap(true) {
+		s.logger.Warn("redisstore: Redis cannot answer; single-use redemptions are refused "+
+			"(store_unavailable) until it does", "cause", err.Error())
+	}
+}
+
+// up notes an answer: the end of an outage is logged once.
+func (s *Store) up() {
+	if s.outage.Swap(false) {
+		s.logger.Info("redisstore: Redis answers again")
+	}
 }
 
 // bounded gives a client's options the store's timeouts and no retries.
 func bounded(dial, read, write *time.Duration, retries *int) {
-	for _, d := range []*time.Duration{dial, read, write} {
+	if *dial == 0 {
+		*dial = DefaultConnectTimeout
+	}
+	for _, d := range []*time.Duration{read, write} {
 		if *d == 0 {
 			*d = DefaultTimeout
 		}
 	}
 	*retries = -1 // never retry a SET NX
 }
+
+// goRedisLogger passes go-redis's own log lines to slog.Default() at Debug,
+// with every address in them replaced: its default logger prints them to
+// stderr, naming the Redis it could not reach.
+type goRedisLogger struct{}
+
+var address = regexp.MustCompile(`\[[0-9A-Fa-f:.]+\](:\d+)?|[A-Za-z0-9][A-Za-z0-9.-]*:\d{1,5}\b`)
+
+func (goRedisLogger) Printf(ctx context.Context, format string, v ...any) {
+	slog.Default().DebugContext(ctx, "redisstore: go-redis: "+address.ReplaceAllString(fmt.Sprintf(format, v...), "<address>"))
+}
+
+var quietOnce sync.Once
+
+// quietGoRedis installs goRedisLogger as go-redis's logger (a setting of the
+// whole process) once, when the first store is made. An application that
+// wants go-redis's lines as they are calls redis.SetLogger after making its
+// stores.
+func quietGoRedis() { quietOnce.Do(func() { redis.SetLogger(goRedisLogger{}) }) }
 
 // NewFromURL makes a store on a single Redis given as a redis:// or rediss:// URL.
 func NewFromURL(url string, opts ...Option) (*Store, error) {
@@ -131,6 +245,10 @@ func NewCluster(addrs []string, o *redis.ClusterOptions, opts ...Option) (*Store
 	cp := *o
 	cp.Addrs = addrs
 	bounded(&cp.DialTimeout, &cp.ReadTimeout, &cp.WriteTimeout, &cp.MaxRetries)
+	// The store's commands go to the key's slot's primary; go-redis's routing
+	// policies would first fetch COMMAND INFO (and log its failures, addresses
+	// and all).
+	cp.DisableRoutingPolicies = true
 	return New(redis.NewClusterClient(&cp), opts...)
 }
 
@@ -169,19 +287,45 @@ func failure(err error) error {
 	return unavailable("the Redis client failed (%T)", err)
 }
 
+// noRetry is a command go-redis never sends twice: its cluster client retries
+// a command whose answer did not arrive (up to MaxRedirects times, whatever
+// MaxRetries says) unless the command says no. MOVED and ASK are still followed:
+// a node that answers MOVED did not write.
+type noRetry struct{ *redis.Cmd }
+
+// NoRetry tells go-redis not to send the command again.
+func (noRetry) NoRetry() bool { return true }
+
 // Redeem implements replay.Store: SET NX PX, true when this call recorded key.
 // With WithWaitReplicas, true only once that many replicas acknowledged.
 func (s *Store) Redeem(ctx context.Context, key string, expiresAt int64) (bool, error) {
+	won, err := s.redeem(ctx, key, expiresAt)
+	switch {
+	case err == nil:
+		s.up()
+	case err != errRetentionOver && errors.Is(err, replay.ErrUnavailable):
+		s.down(err)
+	}
+	return won, err
+}
+
+// errRetentionOver refuses a retention already over by the store's clock: no
+// fault of Redis.
+var errRetentionOver = unavailable("the redemption's retention has already ended by the store's clock; " +
+	"give the store the sealer's clock")
+
+func (s *Store) redeem(ctx context.Context, key string, expiresAt int64) (bool, error) {
 	rkey := s.RedisKey(key)
 	left := time.Unix(expiresAt, 0).Sub(s.clock())
 	ms := (left + time.Millisecond - 1) / time.Millisecond // rounded up
 	if ms < 1 {
-		return false, unavailable("the redemption's retention has already ended by the store's clock; " +
-			"give the store the sealer's clock")
+		return false, errRetentionOver
 	}
 	set := []any{"SET", rkey, 1, "NX", "PX", int64(ms)}
 	if s.replicas == 0 {
-		return verdict(s.client.Do(ctx, set...).Err())
+		cmd := noRetry{redis.NewCmd(ctx, set...)}
+		_ = s.client.Process(ctx, cmd)
+		return verdict(cmd.Err())
 	}
 	// WAIT counts the replicas that have the writes of its own connection, so
 	// the SET and the WAIT go down one connection to the key's primary.

@@ -59,7 +59,9 @@ func main() {
 		&mcp.StreamableHTTPOptions{Stateless: true}) // 2026-07-28 clients: no session
 	addr := flag.String("addr", "127.0.0.1:8000", "the address to listen on")
 	flag.Parse()
-	httpServer := &http.Server{Addr: *addr, Handler: auth.RequireBearerToken(verify, nil)(handler),
+	// mcpstate.Handler shows the middleware each request as sent (profile 8.2's edge inputs);
+	// over stdio: server.Run(ctx, mcpstate.Transport(&mcp.StdioTransport{})).
+	httpServer := &http.Server{Addr: *addr, Handler: auth.RequireBearerToken(verify, nil)(mcpstate.Handler(handler)),
 		ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(httpServer.ListenAndServe())
 }

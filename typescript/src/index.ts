@@ -54,6 +54,14 @@ export {
   type SealOptions,
 } from "./sealer.js";
 export type { ValidClaims } from "./token/claims.js";
+export {
+  EVENTS,
+  INSTRUMENTS,
+  METRICS_SCOPE,
+  type MetricAttributes,
+  type MetricEvent,
+  type StateMetrics,
+} from "./metrics/events.js";
 export { audience, METHODS, type TargetOptions } from "./binding/target.js";
 
 /** The version of the profile (`spec/profile.md`) this package implements. */

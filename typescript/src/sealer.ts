@@ -14,13 +14,14 @@ import { utf8Length } from "./lib/utf8.js";
 import * as b64 from "./token/b64.js";
 import { argumentsDigest } from "./binding/canonical.js";
 import * as claims from "./token/claims.js";
-import { InvalidRequestState } from "./errors.js";
+import { InvalidRequestState, type Reason } from "./errors.js";
 import { checkState, dumps, type Json } from "./token/json.js";
 import * as jwe from "./token/jwe.js";
 import * as jws from "./token/jws.js";
 import { Keyring, SIGNATURE_BYTES } from "./keys/keyring.js";
 import { ReplayStoreError, replayKey, type ReplayStore } from "./replay/store.js";
-import { audience, type TargetOptions } from "./binding/target.js";
+import { audience, METHODS, type TargetOptions } from "./binding/target.js";
+import { checkMetrics, record, type StateMetrics } from "./metrics/events.js";
 
 /** The default lifetime of a token, in seconds (profile, section 4). */
 export const DEFAULT_TTL = 600;
@@ -63,6 +64,13 @@ export interface SealerOptions {
    * applies to it. {@link StateSealer.open} can override it per call.
    */
   readonly requireArguments?: boolean;
+  /**
+   * Where seals, opens, refusals, redemptions and store outages are counted (default none): a function
+   * `(event, attributes) => void`, or `openTelemetryMetrics()` of `mrtr-state/opentelemetry`. The
+   * events and attributes are those of `spec/metrics.json`; no value is ever a token, a claim, a kid or
+   * a key. {@link StateSealer.open} counts; {@link StateSealer.verify}, a step of it, does not.
+   */
+  readonly metrics?: StateMetrics | undefined;
 }
 
 /** The user, target and arguments a token is sealed for. Exactly one of `tool`, `prompt`, `resource`. */
@@ -91,6 +99,12 @@ function nonEmpty(name: string, value: unknown): string {
   if (typeof value !== "string") throw new TypeError(`${name} must be a string, not ${typeof value}`);
   if (value === "") throw new RangeError(`${name} must not be empty`);
   return value;
+}
+
+/** The MCP method of the one target in `options` (already checked by `audience`). */
+function method(options: TargetOptions): string {
+  if (options.tool !== undefined) return METHODS.tool;
+  return options.prompt !== undefined ? METHODS.prompt : METHODS.resource;
 }
 
 /**
@@ -123,6 +137,7 @@ export class StateSealer {
   readonly replayStore: ReplayStore | undefined;
   readonly #clock: () => number;
   readonly #entropy: (size: number) => Uint8Array;
+  readonly #metrics: StateMetrics | undefined;
 
   constructor(ring: Keyring, options: SealerOptions) {
     if (!(ring instanceof Keyring)) throw new TypeError("ring must be a Keyring");
@@ -149,6 +164,7 @@ export class StateSealer {
     this.replayStore = store;
     this.#clock = clock;
     this.#entropy = entropy;
+    this.#metrics = checkMetrics(options.metrics);
     Object.freeze(this);
   }
 
@@ -192,7 +208,9 @@ export class StateSealer {
     if (size > this.maxTokenBytes) {
       throw new RangeError(`the sealed state would be ${size} bytes, over the cap of ${this.maxTokenBytes}; keep less in requestState`);
     }
-    return key.alg === "A256GCM" ? jwe.encrypt(key, payload) : jws.sign(key, payload);
+    const token = await (key.alg === "A256GCM" ? jwe.encrypt(key, payload) : jws.sign(key, payload));
+    record(this.#metrics, "seal", { method: method(options) });
+    return token;
   }
 
   /**
@@ -209,11 +227,28 @@ export class StateSealer {
     if (options.consume === true && this.replayStore === undefined) {
       throw new TypeError("consume: true needs a StateSealer made with a replayStore");
     }
-    const valid = await this.verify(token, options);
-    if (options.consume === true && this.replayStore !== undefined) {
-      await this.#redeem(this.replayStore, valid);
+    let valid: claims.ValidClaims;
+    try {
+      valid = await this.verify(token, options);
+      if (options.consume === true && this.replayStore !== undefined) {
+        await this.#redeem(this.replayStore, valid);
+      }
+    } catch (error) {
+      if (error instanceof InvalidRequestState) this.#countRefusal(method(options), error.reason);
+      throw error;
     }
+    const target = method(options);
+    record(this.#metrics, "open", { method: target, outcome: "accepted" });
+    if (options.consume === true) record(this.#metrics, "redemption", { method: target });
     return valid.state;
+  }
+
+  /** A refusal as counters: the target method and the reason code, never a value. */
+  #countRefusal(target: string, reason: Reason): void {
+    if (this.#metrics === undefined) return;
+    record(this.#metrics, "open", { method: target, outcome: "refused" });
+    record(this.#metrics, "refusal", { method: target, reason });
+    if (reason === "store_unavailable") record(this.#metrics, "store_outage", { method: target });
   }
 
   /** Steps 1 to 19 (no redemption): the validated claims, or an {@link InvalidRequestState}. */

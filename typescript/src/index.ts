@@ -41,6 +41,16 @@ export {
   type Jwk,
   type Jwks,
 } from "./keys/keyring.js";
+export { isKeySource, type KeySource, type KeySourceLogger } from "./keys/source.js";
+export {
+  checkJwksUrl,
+  DEFAULT_COOLDOWN,
+  DEFAULT_JWKS_MAX_BYTES,
+  DEFAULT_JWKS_TIMEOUT,
+  DEFAULT_REFRESH_INTERVAL,
+  RemoteJwks,
+  type RemoteJwksOptions,
+} from "./keys/remote-jwks.js";
 export { DEFAULT_MAX_ENTRIES, MemoryReplayStore, ReplayStoreError, replayKey, type ReplayStore } from "./replay/store.js";
 export {
   DEFAULT_LEEWAY,

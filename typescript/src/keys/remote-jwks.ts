@@ -260,8 +260,8 @@ export class RemoteJwks implements KeySource {
       try {
         response = await this.#fetch(this.url, {
           signal: controller.signal,
+          // No credentials option: server runtimes hold no cookies, and Workers' fetch has long refused the field.
           redirect: "manual",
-          credentials: "omit",
           headers: { accept: ACCEPT },
         });
       } catch (error) {

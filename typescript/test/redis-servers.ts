@@ -65,6 +65,16 @@ export class RedisNode {
     await until(`redis on ${this.port} answering PING`, 10, () => cli(this.port, "PING") === "PONG");
   }
 
+  /** Pause (SIGSTOP) or resume (SIGCONT) the process: a stall, as a long fork or a busy host makes one. */
+  pause(paused: boolean): void {
+    this.#child?.kill(paused ? "SIGSTOP" : "SIGCONT");
+  }
+
+  /** How many SET commands this node has run (INFO commandstats). */
+  setCalls(): number {
+    return Number(/cmdstat_set:calls=(\d+)/.exec(cli(this.port, "INFO", "commandstats"))?.[1] ?? "0");
+  }
+
   /** SIGKILL (a crash) or SIGTERM, and wait for the exit. */
   async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
     const child = this.#child;

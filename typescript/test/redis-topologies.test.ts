@@ -1,7 +1,7 @@
 /**
  * The Redis stores on real topologies: WAIT on a primary with a replica, a Cluster of 3 primaries and 3
  * replicas, and a primary with a replica behind three Sentinels; a primary killed (SIGKILL) in each.
- * Every process is started and stopped here (test/redis-servers.ts). About 40 s on two busy cores, most
+ * Every process is started and stopped here (test/redis-servers.ts). About 45 s on two busy cores, most
  * of it the two failovers (the cluster node timeout and Sentinel's down-after are 1 s); each suite is
  * bounded at 120 s.
  */
@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 import { ReplayStoreError } from "../src/index.js";
 import { RedisReplayStore, type RedisStoreLogger } from "../src/replay/redis.js";
-import { cli, cluster, freePort, HAVE_REDIS, primaryWithReplicas, sentinels, slotOf, slotOwners, Topology, type RedisNode } from "./redis-servers.js";
+import { cli, cluster, freePort, HAVE_REDIS, primaryWithReplicas, sentinels, slotOf, slotOwners, Topology, until, type RedisNode } from "./redis-servers.js";
 
 const IN_CI = process.env.CI === "true";
 const MISSING = "redis-server and redis-cli are not installed; run scripts/ci-deps (or apt-get install redis-server)";
@@ -42,6 +42,26 @@ async function untilServing(store: RedisReplayStore, tag: string, seconds: numbe
     }
   }
   throw new Error(`the store did not serve again within ${seconds} s`);
+}
+
+/**
+ * Stall `node` for 0.8 s (SIGSTOP, below the cluster's 1 s failure detection) while `store` (timeout 0.3 s)
+ * redeems `key`: refused as unavailable, never answered `replayed` by a second SET of its own, and the
+ * node ran exactly one SET for it once resumed. About 1.5 s.
+ */
+async function stalledOnce(node: RedisNode, store: RedisReplayStore, key: string): Promise<void> {
+  const before = node.setCalls();
+  node.pause(true);
+  try {
+    await assert.rejects(store.redeem(key, LATER), (error: unknown) => error instanceof ReplayStoreError && /in time/.test(error.message));
+    await sleep(500);
+  } finally {
+    node.pause(false);
+  }
+  await until("the stalled SET run", 10, () => cli(node.port, "GET", store.redisKey(key)) === "1");
+  await sleep(300); // room for a re-sent SET to arrive, if the client sent one
+  assert.equal(node.setCalls() - before, 1, "the SET NX was sent exactly once");
+  assert.equal(await store.redeem(key, LATER), false, "the stalled redemption counts as made (fail closed)");
 }
 
 describe("WAIT on a primary with a replica", { skip: SKIP, timeout: 120_000 }, () => {
@@ -98,6 +118,16 @@ describe("WAIT on a primary with a replica", { skip: SKIP, timeout: 120_000 }, (
       await store.close();
     }
   });
+
+  it("a primary stalled past the timeout: store_unavailable, and its SET NX was sent once, never again", async () => {
+    const own = await topology.node();
+    const store = await RedisReplayStore.fromUrl(own.url, { clock, timeout: 0.3, logger: capture() });
+    try {
+      await stalledOnce(own, store, "iss#stalled-single");
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe("RedisReplayStore.fromCluster on a Cluster of 3 primaries and 3 replicas", { skip: SKIP, timeout: 120_000 }, () => {
@@ -137,6 +167,17 @@ describe("RedisReplayStore.fromCluster on a Cluster of 3 primaries and 3 replica
       RedisReplayStore.fromCluster(`redis://127.0.0.1:${port}`, { connectTimeout: 0.5, logger: capture() }),
       (error: unknown) => error instanceof ReplayStoreError && !error.message.includes("127.0.0.1"),
     );
+  });
+
+  it("a primary stalled past the timeout: store_unavailable, and its SET NX was sent once, never again", async () => {
+    const store = await RedisReplayStore.fromCluster(nodes.map((node) => node.url), { clock, timeout: 0.3, logger: capture() });
+    try {
+      const owner = slotOwners(nodes);
+      const key = "iss#stalled-cluster";
+      await stalledOnce(nodes.find((node) => node.port === owner(store.redisKey(key)))!, store, key);
+    } finally {
+      await store.close();
+    }
   });
 
   it("a primary killed: what was redeemed with WAIT stays redeemed, and a store made before serves its slot again after the promotion", async () => {

@@ -1,6 +1,7 @@
 /**
  * The Redis stores on real topologies: WAIT on a primary with a replica, a Cluster of 3 primaries and 3
- * replicas, and a primary with a replica behind three Sentinels; a primary killed (SIGKILL) in each.
+ * replicas, and a primary with a replica behind three Sentinels; a primary killed (SIGKILL) in each, and
+ * a primary stalled (SIGSTOP) past the store timeout.
  * Every process is started and stopped here (test/redis-servers.ts). About 45 s on two busy cores, most
  * of it the two failovers (the cluster node timeout and Sentinel's down-after are 1 s); each suite is
  * bounded at 120 s.

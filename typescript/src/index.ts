@@ -41,6 +41,16 @@ export {
   type Jwk,
   type Jwks,
 } from "./keys/keyring.js";
+export { isKeySource, type KeySource, type KeySourceLogger } from "./keys/source.js";
+export {
+  checkJwksUrl,
+  DEFAULT_COOLDOWN,
+  DEFAULT_JWKS_MAX_BYTES,
+  DEFAULT_JWKS_TIMEOUT,
+  DEFAULT_REFRESH_INTERVAL,
+  RemoteJwks,
+  type RemoteJwksOptions,
+} from "./keys/remote-jwks.js";
 export { DEFAULT_MAX_ENTRIES, MemoryReplayStore, ReplayStoreError, replayKey, type ReplayStore } from "./replay/store.js";
 export {
   DEFAULT_LEEWAY,
@@ -54,6 +64,14 @@ export {
   type SealOptions,
 } from "./sealer.js";
 export type { ValidClaims } from "./token/claims.js";
+export {
+  EVENTS,
+  INSTRUMENTS,
+  METRICS_SCOPE,
+  type MetricAttributes,
+  type MetricEvent,
+  type StateMetrics,
+} from "./metrics/events.js";
 export { audience, METHODS, type TargetOptions } from "./binding/target.js";
 
 /** The version of the profile (`spec/profile.md`) this package implements. */

@@ -14,13 +14,15 @@ import { utf8Length } from "./lib/utf8.js";
 import * as b64 from "./token/b64.js";
 import { argumentsDigest } from "./binding/canonical.js";
 import * as claims from "./token/claims.js";
-import { InvalidRequestState } from "./errors.js";
-import { checkState, dumps, type Json } from "./token/json.js";
+import { InvalidRequestState, type Reason } from "./errors.js";
+import { checkState, dumps, type Json, type ParsedJson } from "./token/json.js";
 import * as jwe from "./token/jwe.js";
 import * as jws from "./token/jws.js";
 import { Keyring, SIGNATURE_BYTES } from "./keys/keyring.js";
+import { isKeySource, type KeySource } from "./keys/source.js";
 import { ReplayStoreError, replayKey, type ReplayStore } from "./replay/store.js";
-import { audience, type TargetOptions } from "./binding/target.js";
+import { audience, METHODS, type TargetOptions } from "./binding/target.js";
+import { checkMetrics, record, type StateMetrics } from "./metrics/events.js";
 
 /** The default lifetime of a token, in seconds (profile, section 4). */
 export const DEFAULT_TTL = 600;
@@ -63,6 +65,13 @@ export interface SealerOptions {
    * applies to it. {@link StateSealer.open} can override it per call.
    */
   readonly requireArguments?: boolean;
+  /**
+   * Where seals, opens, refusals, redemptions and store outages are counted (default none): a function
+   * `(event, attributes) => void`, or `openTelemetryMetrics()` of `mrtr-state/opentelemetry`. The
+   * events and attributes are those of `spec/metrics.json`; no value is ever a token, a claim, a kid or
+   * a key. {@link StateSealer.open} counts; {@link StateSealer.verify}, a step of it, does not.
+   */
+  readonly metrics?: StateMetrics | undefined;
 }
 
 /** The user, target and arguments a token is sealed for. Exactly one of `tool`, `prompt`, `resource`. */
@@ -93,6 +102,23 @@ function nonEmpty(name: string, value: unknown): string {
   return value;
 }
 
+/** Profile 5 steps 2 to 11 (5.1 for the encrypted form) under one ring: the claims as parsed JSON. */
+async function decode(token: string, ring: Keyring, maxBytes: number): Promise<ParsedJson & { value: jws.JsonObject }> {
+  if (jws.isEncryptedForm(token)) return jwe.openEncrypted(token, ring); // Profile 5.1, steps 2 to 11
+  const [header, payload, signature] = jws.split(token, maxBytes); // Profile 5, steps 2 and 3
+  // Profile 5, step 4 (the header is a strict JSON object), then steps 5 to 9.
+  const key = jws.keyForHeader(jws.decodeObject(header, "header").value, ring);
+  await jws.verifySignature(key, token, signature); // Profile 5, step 10
+  // Profile 5, step 11: the claims are a strict JSON object.
+  return jws.decodeObject(payload, "payload");
+}
+
+/** The MCP method of the one target in `options` (already checked by `audience`). */
+function method(options: TargetOptions): string {
+  if (options.tool !== undefined) return METHODS.tool;
+  return options.prompt !== undefined ? METHODS.prompt : METHODS.resource;
+}
+
 /**
  * Seal state into a `requestState` token, and open it on the retry.
  *
@@ -105,8 +131,6 @@ function nonEmpty(name: string, value: unknown): string {
  * A sealer holds no mutable state; one can serve every request of a server.
  */
 export class StateSealer {
-  /** The key ring: the first key signs, every key verifies. */
-  readonly ring: Keyring;
   /** The issuer this sealer writes and requires. */
   readonly issuer: string;
   /** The lifetime of minted tokens, in seconds. */
@@ -123,9 +147,16 @@ export class StateSealer {
   readonly replayStore: ReplayStore | undefined;
   readonly #clock: () => number;
   readonly #entropy: (size: number) => Uint8Array;
+  readonly #metrics: StateMetrics | undefined;
+  readonly #keys: Keyring | KeySource;
 
-  constructor(ring: Keyring, options: SealerOptions) {
-    if (!(ring instanceof Keyring)) throw new TypeError("ring must be a Keyring");
+  /**
+   * @param keys a {@link Keyring}, or a {@link KeySource} whose keys can change while the sealer runs
+   *   (a `RemoteJwks`, a reloading key file): its current ring is read on every seal and open, and a
+   *   token whose `kid` it does not hold makes it look for new keys once (within its cooldown).
+   */
+  constructor(keys: Keyring | KeySource, options: SealerOptions) {
+    if (!(keys instanceof Keyring) && !isKeySource(keys)) throw new TypeError("keys must be a Keyring or a key source (a RemoteJwks, ...)");
     if (typeof options !== "object" || options === null) throw new TypeError("options must be an object with an issuer");
     const maxLifetime = integer("maxLifetime", options.maxLifetime ?? DEFAULT_MAX_LIFETIME, 1);
     const ttl = integer("ttl", options.ttl ?? Math.min(DEFAULT_TTL, maxLifetime), 1);
@@ -139,7 +170,7 @@ export class StateSealer {
     }
     const requireArguments = options.requireArguments ?? false;
     if (typeof requireArguments !== "boolean") throw new TypeError("requireArguments must be a boolean");
-    this.ring = ring;
+    this.#keys = keys;
     this.issuer = nonEmpty("issuer", options.issuer);
     this.ttl = ttl;
     this.maxLifetime = maxLifetime;
@@ -149,7 +180,13 @@ export class StateSealer {
     this.replayStore = store;
     this.#clock = clock;
     this.#entropy = entropy;
+    this.#metrics = checkMetrics(options.metrics);
     Object.freeze(this);
+  }
+
+  /** The current key ring (a key source's last good keys): the first key signs, every key verifies. */
+  get ring(): Keyring {
+    return this.#keys instanceof Keyring ? this.#keys : this.#keys.keyring;
   }
 
   /**
@@ -192,7 +229,9 @@ export class StateSealer {
     if (size > this.maxTokenBytes) {
       throw new RangeError(`the sealed state would be ${size} bytes, over the cap of ${this.maxTokenBytes}; keep less in requestState`);
     }
-    return key.alg === "A256GCM" ? jwe.encrypt(key, payload) : jws.sign(key, payload);
+    const token = await (key.alg === "A256GCM" ? jwe.encrypt(key, payload) : jws.sign(key, payload));
+    record(this.#metrics, "seal", { method: method(options) });
+    return token;
   }
 
   /**
@@ -209,28 +248,48 @@ export class StateSealer {
     if (options.consume === true && this.replayStore === undefined) {
       throw new TypeError("consume: true needs a StateSealer made with a replayStore");
     }
-    const valid = await this.verify(token, options);
-    if (options.consume === true && this.replayStore !== undefined) {
-      await this.#redeem(this.replayStore, valid);
+    let valid: claims.ValidClaims;
+    try {
+      valid = await this.verify(token, options);
+      if (options.consume === true && this.replayStore !== undefined) {
+        await this.#redeem(this.replayStore, valid);
+      }
+    } catch (error) {
+      if (error instanceof InvalidRequestState) this.#countRefusal(method(options), error.reason);
+      throw error;
     }
+    const target = method(options);
+    record(this.#metrics, "open", { method: target, outcome: "accepted" });
+    if (options.consume === true) record(this.#metrics, "redemption", { method: target });
     return valid.state;
+  }
+
+  /** A refusal as counters: the target method and the reason code, never a value. */
+  #countRefusal(target: string, reason: Reason): void {
+    if (this.#metrics === undefined) return;
+    record(this.#metrics, "open", { method: target, outcome: "refused" });
+    record(this.#metrics, "refusal", { method: target, reason });
+    if (reason === "store_unavailable") record(this.#metrics, "store_outage", { method: target });
   }
 
   /** Steps 1 to 19 (no redemption): the validated claims, or an {@link InvalidRequestState}. */
   async verify(token: unknown, options: OpenOptions): Promise<claims.ValidClaims> {
     const aud = audience(options);
     const user = nonEmpty("user", options.user);
-    let parsed;
     jws.checkSize(token, this.maxTokenBytes); // Profile 5, step 1 (both forms)
-    if (jws.isEncryptedForm(token)) {
-      parsed = await jwe.openEncrypted(token, this.ring); // Profile 5.1, steps 2 to 11
-    } else {
-      const [header, payload, signature] = jws.split(token, this.maxTokenBytes); // Profile 5, steps 2 and 3
-      // Profile 5, step 4 (the header is a strict JSON object), then steps 5 to 9.
-      const key = jws.keyForHeader(jws.decodeObject(header, "header").value, this.ring);
-      await jws.verifySignature(key, token, signature); // Profile 5, step 10
-      // Profile 5, step 11: the claims are a strict JSON object.
-      parsed = jws.decodeObject(payload, "payload");
+    const ring = this.ring;
+    let parsed;
+    try {
+      parsed = await decode(token, ring, this.maxTokenBytes);
+    } catch (error) {
+      // Step 8 refuses before anything has an effect, so a second attempt with new keys is safe; the
+      // source's cooldown bounds how often a token with an unknown kid makes it look.
+      const source = this.#keys;
+      if (!(error instanceof InvalidRequestState && error.reason === "unknown_key") || source instanceof Keyring) throw error;
+      const changed = source.refreshForUnknownKey === undefined ? false : await source.refreshForUnknownKey().catch(() => false);
+      const current = this.ring;
+      if (!changed && current === ring) throw error;
+      parsed = await decode(token, current, this.maxTokenBytes);
     }
     // Profile 5, steps 12 to 19.
     return claims.validate(parsed, {

@@ -11,6 +11,16 @@
  * the key once no verifier accepts the token any more. The retention is sent as a duration computed from
  * the store's clock (give it the sealer's), never as an absolute time that Redis's clock would measure.
  *
+ * Deployments: one Redis ({@link RedisReplayStore.fromUrl}), a primary with replicas behind Sentinel
+ * ({@link RedisReplayStore.fromSentinel}, on node-redis's `createSentinel`) or a Redis Cluster
+ * ({@link RedisReplayStore.fromCluster}, on node-redis's `createCluster`), each with the same keys. Each
+ * builder connects before it returns (or rejects saying why), within `connectTimeout`, separate from the
+ * command `timeout`. A SET NX whose answer did not arrive is never sent again: it is `store_unavailable`
+ * (the cluster client follows only MOVED and ASK, answers that say the SET was not run; the Sentinel
+ * client's re-sending after a lost connection is turned off). The durability option (`waitReplicas: N`)
+ * sends `WAIT N <ms>` on the same connection right after the SET and accepts only when N replicas
+ * acknowledged it, as the Python store does; otherwise `store_unavailable` (fail closed).
+ *
  * Failures: any error of the client (unreachable, timeout, authentication, a read-only replica, out of
  * memory) throws {@link ReplayStoreError}, which the sealer refuses as `store_unavailable`; never an
  * acceptance. Messages name the failure's class (and Redis's error code), never the URL, host or password.
@@ -23,8 +33,12 @@ import { checkTimeout, DEFAULT_PREFIX, retentionMs, storeKey } from "./shared.js
 import { ReplayStoreError, type ReplayStore } from "./store.js";
 
 export { DEFAULT_PREFIX };
-/** The default connect and command timeout of {@link RedisReplayStore.fromUrl} clients, in seconds. */
+/** The default command timeout, in seconds: a redemption Redis has not answered by then is refused. */
 export const DEFAULT_TIMEOUT = 1.0;
+/** The default connect timeout of the builders' clients, in seconds (a cold start may need more than a command). */
+export const DEFAULT_CONNECT_TIMEOUT = 5.0;
+/** How long, by default, `WAIT` waits for replicas with the durability option, in seconds. */
+export const DEFAULT_WAIT_TIMEOUT = 0.5;
 
 const ERROR_CODE = /^[A-Z][A-Z_]{1,31}$/;
 /** The first reconnection delay of a {@link RedisReplayStore.fromUrl} client after its Redis went away, in ms. */
@@ -37,6 +51,18 @@ export interface RedisCommandClient {
   sendCommand(args: string[]): Promise<unknown>;
 }
 
+/** Where a store says it connected, and why an outage began (once per outage, never a token). Default `console`. */
+export interface RedisStoreLogger {
+  warn(message: string): void;
+  info(message: string): void;
+}
+
+/** A Sentinel's address for {@link RedisReplayStore.fromSentinel}. */
+export interface SentinelAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
 /** Options of a {@link RedisReplayStore}. */
 export interface RedisReplayStoreOptions {
   /** Put before every key (default `mrtr-state:jti:`); give each application sharing one Redis its own. */
@@ -45,7 +71,25 @@ export interface RedisReplayStoreOptions {
   readonly clock?: () => number;
   /** Seconds to wait for Redis's answer before the redemption is refused (default 1, at most 60). */
   readonly timeout?: number;
+  /** Seconds the builders wait for a connection, at start and at each reconnection (default 5, at most 60). */
+  readonly connectTimeout?: number;
+  /**
+   * Accept a redemption only once this many replicas acknowledged it (`WAIT`; default 0, off; at most
+   * 100). Fewer in time is `store_unavailable`. Python's `wait_replicas`.
+   */
+  readonly waitReplicas?: number;
+  /** How long `WAIT` waits for the replicas, in seconds (default 0.5; less than `timeout`). */
+  readonly waitTimeout?: number;
+  /** Where the store says it connected, and why an outage began (once per outage); default `console`. */
+  readonly logger?: RedisStoreLogger;
+  /** For the builders: a password (never shown in any message); the URL's own password for `fromUrl`. */
+  readonly password?: string;
+  /** For the builders: an ACL user name. */
+  readonly username?: string;
 }
+
+/** Sends the store's commands, in order, on one connection to the node that holds `key`. */
+type Pipeline = (key: string, commands: readonly string[][]) => Promise<unknown[]>;
 
 /** The Redis key under which the redemption of `key` is recorded: the Python store's `_hashed`. */
 export const redisKey = storeKey;
@@ -53,15 +97,26 @@ export const redisKey = storeKey;
 export { retentionMs };
 
 /** A message naming what failed: the error's class and Redis's error code, never the error's own text. */
-function failure(error: unknown): ReplayStoreError {
+function failure(error: unknown, context = "Redis could not record the redemption"): ReplayStoreError {
   if (error instanceof ReplayStoreError) return error;
   const name = error instanceof Error ? error.constructor.name || error.name : typeof error;
   if (error instanceof Error && /ErrorReply$/.test(name)) {
     const code = error.message.split(" ", 1)[0] ?? "";
     return new ReplayStoreError(`Redis refused the redemption (${name}${ERROR_CODE.test(code) ? ` ${code}` : ""})`);
   }
-  return new ReplayStoreError(`Redis could not record the redemption (${name})`);
+  return new ReplayStoreError(`${context} (${name})`);
 }
+
+/**
+ * A {@link ReplayStore} shared by every replica, in any language, kept in Redis.
+ *
+ * ```ts
+ * const store = await RedisReplayStore.fromUrl(process.env.REDIS_URL!, { clock });
+ * const sealer = new StateSealer(ring, { issuer, clock, replayStore: store });
+ * ```
+ */
+/** The one construction path of every store; the public constructor and the builders pass through it. */
+const INTERNAL = Symbol("RedisReplayStore");
 
 /**
  * A {@link ReplayStore} shared by every replica, in any language, kept in Redis.
@@ -74,62 +129,82 @@ function failure(error: unknown): ReplayStoreError {
 export class RedisReplayStore implements ReplayStore {
   /** The prefix of every key this store writes. */
   readonly prefix: string;
-  readonly #client: RedisCommandClient;
+  /** Replicas that must acknowledge a redemption (0: no `WAIT`). */
+  readonly waitReplicas: number;
+  readonly #send: Pipeline;
   readonly #clock: () => number;
   readonly #timeoutMs: number;
+  readonly #waitMs: number;
   readonly #close: (() => Promise<void>) | undefined;
+  readonly #logger: RedisStoreLogger;
+  readonly #kind: string;
+  #down = false;
 
   /**
    * A store on a client you made and connected (node-redis `createClient()`), which stays yours to close.
    * Give the client timeouts; without them a stalled Redis stalls the request until `timeout`.
    */
-  constructor(client: RedisCommandClient, options: RedisReplayStoreOptions = {}, close?: () => Promise<void>) {
-    if (typeof client !== "object" || client === null || typeof client.sendCommand !== "function") {
+  constructor(client: RedisCommandClient, options?: RedisReplayStoreOptions, close?: () => Promise<void>);
+  /** @internal The builders' path. */
+  constructor(client: typeof INTERNAL, options: RedisReplayStoreOptions, close: () => Promise<void>, send: Pipeline, kind: string);
+  constructor(
+    client: RedisCommandClient | typeof INTERNAL,
+    options: RedisReplayStoreOptions = {},
+    close?: () => Promise<void>,
+    send?: Pipeline,
+    kind = "Redis",
+  ) {
+    if (client !== INTERNAL && (typeof client !== "object" || client === null || typeof client.sendCommand !== "function")) {
       throw new TypeError("client must be a Redis client with sendCommand(args), such as node-redis createClient()");
     }
     const prefix = options.prefix ?? DEFAULT_PREFIX;
     if (typeof prefix !== "string") throw new TypeError("prefix must be a string");
     const clock = options.clock ?? (() => Date.now() / 1000);
     if (typeof clock !== "function") throw new TypeError("clock must be a function returning seconds since the epoch");
+    const timeout = checkTimeout(options.timeout ?? DEFAULT_TIMEOUT);
+    const { replicas, waitMs } = checkDurability(options, timeout);
     this.prefix = prefix;
-    this.#client = client;
+    this.waitReplicas = replicas;
+    // One client, one connection: the commands go out in order on it (node-redis pipelines them).
+    this.#send = client === INTERNAL ? (send as Pipeline) : (_key, commands) => Promise.all(commands.map((args) => client.sendCommand(args)));
     this.#clock = clock;
-    this.#timeoutMs = checkTimeout(options.timeout ?? DEFAULT_TIMEOUT) * 1000;
+    this.#timeoutMs = timeout * 1000;
+    this.#waitMs = waitMs;
     this.#close = close;
+    this.#logger = options.logger ?? console;
+    this.#kind = kind;
   }
 
   /**
    * A store with its own node-redis client for `url` (`redis://`, `rediss://` or `unix:///path`), which
-   * connects within `timeout` seconds. If Redis goes away later (a restart, a failover behind one
-   * address), every redemption is refused at once while it is away (`store_unavailable`: no command is
-   * queued) and the client reconnects in the background (after 50 ms, backing off to one attempt a
-   * second), so redemptions succeed again once Redis is back. {@link close} closes it.
+   * connects within `connectTimeout` seconds before it returns. If Redis goes away later (a restart, a
+   * failover behind one address), every redemption is refused at once while it is away
+   * (`store_unavailable`: no command is queued) and the client reconnects in the background (after 50
+   * ms, backing off to one attempt a second), so redemptions succeed again once Redis is back.
+   * {@link close} closes it.
    *
    * @throws ReplayStoreError Redis cannot be reached (the message never holds the URL).
    */
   static async fromUrl(url: string, options: RedisReplayStoreOptions = {}): Promise<RedisReplayStore> {
     if (typeof url !== "string") throw new TypeError("url must be a string");
     if (!/^(rediss?|unix):\/\//.test(url)) throw new RangeError("the Redis URL must start with redis://, rediss:// or unix://");
-    const timeout = checkTimeout(options.timeout ?? DEFAULT_TIMEOUT);
-    let redis: typeof import("redis");
-    try {
-      redis = await import("redis");
-    } catch {
-      throw new TypeError("RedisReplayStore.fromUrl needs the Redis client: npm install redis");
-    }
+    const connectTimeout = checkTimeout(options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT, "connectTimeout");
+    checkDurability(options, checkTimeout(options.timeout ?? DEFAULT_TIMEOUT));
+    const redis = await loadRedis("fromUrl");
     // Before the first connection, a failure is final (fromUrl rejects); after it, the client keeps
     // reconnecting in the background, backing off to RECONNECT_MAX_MS, so a restarted Redis is found again.
     // Meanwhile no command is queued (disableOfflineQueue): a redemption Redis cannot answer is refused at
     // once (fail closed).
     let connectedOnce = false;
     const reconnectStrategy = (retries: number): number | Error =>
-      connectedOnce ? Math.min(RECONNECT_BASE_MS * 2 ** Math.min(retries, 16), RECONNECT_MAX_MS) : new ReplayStoreError("Redis cannot be reached");
-    const socket = { connectTimeout: timeout * 1000, reconnectStrategy };
+      connectedOnce ? backoff(retries) : new ReplayStoreError("Redis cannot be reached");
+    const socket = { connectTimeout: connectTimeout * 1000, reconnectStrategy };
+    const auth = credentials(options);
     let client: ReturnType<typeof redis.createClient>;
     try {
       client = url.startsWith("unix://")
-        ? redis.createClient({ socket: { ...socket, path: decodeURIComponent(url.slice("unix://".length)) }, disableOfflineQueue: true })
-        : redis.createClient({ url, socket, disableOfflineQueue: true });
+        ? redis.createClient({ ...auth, socket: { ...socket, path: decodeURIComponent(url.slice("unix://".length)) }, disableOfflineQueue: true })
+        : redis.createClient({ ...auth, url, socket, disableOfflineQueue: true });
     } catch {
       throw new RangeError("the Redis URL is not valid (its text is not shown: it may hold a password)");
     }
@@ -143,11 +218,138 @@ export class RedisReplayStore implements ReplayStore {
       throw failure(error);
     }
     connectedOnce = true;
-    return new RedisReplayStore(client as unknown as RedisCommandClient, options, async () => {
-      // A ready client quits cleanly; one that is reconnecting is stopped where it is.
-      if (client.isReady) await client.close();
-      else if (client.isOpen) client.destroy();
+    const store = new RedisReplayStore(
+      INTERNAL,
+      options,
+      async () => {
+        // A ready client quits cleanly; one that is reconnecting is stopped where it is.
+        if (client.isReady) await client.close();
+        else if (client.isOpen) client.destroy();
+      },
+      (_key, commands) => Promise.all(commands.map((args) => client.sendCommand(args))),
+      "Redis",
+    );
+    store.#logger.info("mrtr-state: the Redis replay store is connected");
+    return store;
+  }
+
+  /**
+   * A store on a Redis Cluster, through node-redis's `createCluster`: `urls` name one or more nodes
+   * (`redis://host:port` or `rediss://`, the same scheme for all), from which the client learns the
+   * slot map; it reads the map again on MOVED and when a node it uses reconnects, so it follows a
+   * failover once the replica is promoted. A redemption goes to the primary of its key's slot; with
+   * `waitReplicas`, `WAIT` goes on that node's connection right after it. A command is re-sent only on
+   * MOVED or ASK (the node said it did not run it), never after a lost answer.
+   *
+   * @throws ReplayStoreError no node can be reached, or the cluster is not serving every slot.
+   */
+  static async fromCluster(urls: string | readonly string[], options: RedisReplayStoreOptions = {}): Promise<RedisReplayStore> {
+    const list = typeof urls === "string" ? [urls] : [...urls];
+    if (list.length === 0 || !list.every((url) => typeof url === "string" && /^rediss?:\/\//.test(url))) {
+      throw new RangeError("give the Redis Cluster nodes as redis:// or rediss:// URLs");
+    }
+    const connectTimeout = checkTimeout(options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT, "connectTimeout");
+    checkDurability(options, checkTimeout(options.timeout ?? DEFAULT_TIMEOUT));
+    const redis = await loadRedis("fromCluster");
+    let cluster: ReturnType<typeof redis.createCluster>;
+    try {
+      cluster = redis.createCluster({
+        rootNodes: list.map((url) => ({ url })),
+        defaults: {
+          ...credentials(options),
+          socket: { connectTimeout: connectTimeout * 1000, reconnectStrategy: backoff },
+          disableOfflineQueue: true,
+        },
+      });
+    } catch {
+      throw new RangeError("a Redis Cluster URL is not valid (its text is not shown: it may hold a password)");
+    }
+    cluster.on("error", () => {
+      // As for fromUrl: failures reach the redemption that meets them.
     });
+    try {
+      await withDeadline(cluster.connect(), connectTimeout * 2, "the Redis Cluster did not answer in time");
+    } catch (error) {
+      await Promise.resolve()
+        .then(() => cluster.destroy())
+        .catch(() => {});
+      throw failure(error, "could not reach the Redis Cluster");
+    }
+    const store = new RedisReplayStore(
+      INTERNAL,
+      options,
+      async () => {
+        await Promise.resolve()
+          .then(() => cluster.close())
+          .catch(() => cluster.destroy());
+      },
+      // The key routes both commands: WAIT has none of its own, so it goes to the node of the SET.
+      (key, commands) => Promise.all(commands.map((args) => cluster.sendCommand(key, false, args))),
+      "Redis Cluster",
+    );
+    store.#logger.info("mrtr-state: the Redis Cluster replay store is connected");
+    return store;
+  }
+
+  /**
+   * A store on the primary that Sentinel names `serviceName`, through node-redis's `createSentinel`: it
+   * asks the `sentinels` for the primary, connects to it before it returns, and follows a failover when
+   * Sentinel announces the new primary. Its re-sending of a command whose connection was lost is turned
+   * off, so a SET NX whose answer did not arrive is `store_unavailable`, never sent twice.
+   *
+   * @throws ReplayStoreError no Sentinel answers or the primary cannot be reached (nothing names a host).
+   */
+  static async fromSentinel(
+    sentinels: readonly SentinelAddress[],
+    serviceName: string,
+    options: RedisReplayStoreOptions = {},
+  ): Promise<RedisReplayStore> {
+    if (typeof serviceName !== "string" || serviceName === "") throw new TypeError("serviceName must be the name the Sentinels monitor");
+    if (
+      !Array.isArray(sentinels) ||
+      sentinels.length === 0 ||
+      !sentinels.every((node) => typeof node?.host === "string" && Number.isInteger(node?.port) && node.port > 0 && node.port < 65536)
+    ) {
+      throw new TypeError("sentinels must be a non-empty array of { host, port }");
+    }
+    const connectTimeout = checkTimeout(options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT, "connectTimeout");
+    checkDurability(options, checkTimeout(options.timeout ?? DEFAULT_TIMEOUT));
+    const redis = await loadRedis("fromSentinel");
+    const socket = { connectTimeout: connectTimeout * 1000, reconnectStrategy: backoff };
+    const sentinel = redis.createSentinel({
+      name: serviceName,
+      sentinelRootNodes: sentinels.map(({ host, port }) => ({ host, port })),
+      nodeClientOptions: { ...credentials(options), socket, disableOfflineQueue: true },
+      sentinelClientOptions: { socket },
+      // One connection to the primary, so WAIT follows its SET on it; and no re-sending after a lost
+      // answer (node-redis would send the command again once it found the primary).
+      masterPoolSize: 1,
+      maxCommandRediscovers: 0,
+    });
+    sentinel.on("error", () => {
+      // As for fromUrl: failures reach the redemption that meets them.
+    });
+    try {
+      await withDeadline(sentinel.connect(), connectTimeout * 2, "Sentinel did not name a reachable primary in time");
+    } catch (error) {
+      await Promise.resolve()
+        .then(() => sentinel.destroy())
+        .catch(() => {});
+      throw failure(error, "could not reach the primary through Sentinel");
+    }
+    const store = new RedisReplayStore(
+      INTERNAL,
+      options,
+      async () => {
+        await Promise.resolve()
+          .then(() => sentinel.close())
+          .catch(() => sentinel.destroy());
+      },
+      (_key, commands) => Promise.all(commands.map((args) => sentinel.sendCommand(false, args))),
+      "Redis (Sentinel)",
+    );
+    store.#logger.info(`mrtr-state: the Redis replay store is connected to the primary of ${JSON.stringify(serviceName)} through Sentinel`);
+    return store;
   }
 
   /** The Redis key under which the redemption of `key` is recorded. */
@@ -156,38 +358,121 @@ export class RedisReplayStore implements ReplayStore {
   }
 
   /**
-   * `SET NX PX`: `true` if this call recorded `key`, `false` if it was there.
+   * `SET NX PX` (and `WAIT` with `waitReplicas`): `true` if this call recorded `key`, `false` if it was there.
    *
-   * @throws ReplayStoreError Redis did not answer in time, answered with an error, or the retention has
-   *   already ended by the store's clock. A redemption that timed out may still have been recorded: the
-   *   token then counts as redeemed, which fails closed.
+   * @throws ReplayStoreError Redis did not answer in time, answered with an error, fewer replicas than
+   *   `waitReplicas` acknowledged the write, or the retention has already ended by the store's clock. A
+   *   redemption that failed may still have been recorded: the token then counts as redeemed, which
+   *   fails closed.
    */
   async redeem(key: string, options: { readonly expiresAt: number }): Promise<boolean> {
     const ms = retentionMs(options.expiresAt, this.#clock());
+    const name = this.redisKey(key);
+    const commands = [["SET", name, "1", "NX", "PX", String(ms)]];
+    if (this.waitReplicas > 0) commands.push(["WAIT", String(this.waitReplicas), String(this.#waitMs)]);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ReplayStoreError("Redis did not answer the redemption in time")), this.#timeoutMs);
+      timer = setTimeout(() => reject(new ReplayStoreError(`${this.#kind} did not answer the redemption in time`)), this.#timeoutMs);
     });
-    let reply: unknown;
+    let replies: unknown[];
     try {
-      reply = await Promise.race([this.#client.sendCommand(["SET", this.redisKey(key), "1", "NX", "PX", String(ms)]), timedOut]);
+      replies = await Promise.race([this.#send(name, commands), timedOut]);
     } catch (error) {
-      throw failure(error);
+      throw this.#outage(failure(error));
     } finally {
       clearTimeout(timer);
     }
-    if (reply === "OK") return true;
-    if (reply === null) return false;
-    throw new ReplayStoreError(`Redis answered SET NX with an unexpected ${typeof reply}`);
+    let verdict: boolean;
+    try {
+      verdict = this.#verdict(replies);
+    } catch (error) {
+      throw this.#outage(failure(error));
+    }
+    if (this.#down) {
+      this.#down = false;
+      this.#logger.info(`mrtr-state: the ${this.#kind} replay store answers again`);
+    }
+    return verdict;
   }
 
-  /** Close the client if {@link fromUrl} made it; a client passed in stays open. */
+  #verdict(replies: readonly unknown[]): boolean {
+    const [set, acknowledged] = replies;
+    if (set === null) return false; // a replay is a replay whatever WAIT answered: it accepts nothing
+    if (set !== "OK") throw new ReplayStoreError(`Redis answered SET NX with an unexpected ${typeof set}`);
+    if (this.waitReplicas === 0) return true;
+    if (typeof acknowledged !== "number") throw new ReplayStoreError(`Redis answered WAIT with an unexpected ${typeof acknowledged}`);
+    if (acknowledged < this.waitReplicas) {
+      throw new ReplayStoreError(
+        `Redis did not confirm the redemption on ${this.waitReplicas} replica(s) in time (${acknowledged} acknowledged)`,
+      );
+    }
+    return true;
+  }
+
+  /** The first failure of an outage is logged with its cause (never a key or a token); the rest are not. */
+  #outage(error: ReplayStoreError): ReplayStoreError {
+    if (!this.#down) {
+      this.#down = true;
+      this.#logger.warn(`mrtr-state: the ${this.#kind} replay store is unavailable, redemptions are refused until it answers: ${error.message}`);
+    }
+    return error;
+  }
+
+  /** Close the client if a builder made it; a client passed in stays open. */
   async close(): Promise<void> {
     await this.#close?.();
   }
 
   /** Never the client: its options name the host and may hold the password. */
   toString(): string {
-    return `RedisReplayStore(prefix=${JSON.stringify(this.prefix)})`;
+    return `RedisReplayStore(prefix=${JSON.stringify(this.prefix)}${this.waitReplicas > 0 ? `, waitReplicas=${this.waitReplicas}` : ""})`;
+  }
+}
+
+function checkDurability(options: RedisReplayStoreOptions, timeout: number): { replicas: number; waitMs: number } {
+  const replicas = options.waitReplicas ?? 0;
+  if (typeof replicas !== "number" || !Number.isInteger(replicas) || replicas < 0 || replicas > 100) {
+    throw new RangeError("waitReplicas must be an integer from 0 to 100");
+  }
+  const wait = checkTimeout(options.waitTimeout ?? DEFAULT_WAIT_TIMEOUT, "waitTimeout");
+  if (replicas > 0 && wait >= timeout) {
+    throw new RangeError(`waitTimeout must be less than timeout (${timeout} s): WAIT's own answer has to arrive before the store gives up`);
+  }
+  // WAIT 0 would mean "wait forever": never less than one millisecond.
+  return { replicas, waitMs: Math.max(1, Math.round(wait * 1000)) };
+}
+
+function credentials(options: RedisReplayStoreOptions): { password?: string; username?: string } {
+  const out: { password?: string; username?: string } = {};
+  if (options.password !== undefined) out.password = options.password;
+  if (options.username !== undefined) out.username = options.username;
+  return out;
+}
+
+/** The reconnection delay after `retries` failed attempts, in ms: from 50 ms, doubling, to 1 s. */
+function backoff(retries: number): number {
+  return Math.min(RECONNECT_BASE_MS * 2 ** Math.min(retries, 16), RECONNECT_MAX_MS);
+}
+
+async function loadRedis(builder: string): Promise<typeof import("redis")> {
+  try {
+    return await import("redis");
+  } catch {
+    throw new TypeError(`RedisReplayStore.${builder} needs the Redis client: npm install redis`);
+  }
+}
+
+/** `promise`, or a {@link ReplayStoreError} after `seconds`. */
+async function withDeadline<T>(promise: Promise<T>, seconds: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new ReplayStoreError(message)), seconds * 1000);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }

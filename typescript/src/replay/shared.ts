@@ -31,8 +31,8 @@ export function retentionMs(expiresAt: number, now: number): number {
 }
 
 /** A store's `timeout` option: seconds, more than 0 and at most 60. */
-export function checkTimeout(timeout: unknown): number {
-  if (typeof timeout !== "number" || !Number.isFinite(timeout)) throw new TypeError("timeout must be a number of seconds");
-  if (!(timeout > 0 && timeout <= 60)) throw new RangeError(`timeout must be more than 0 and at most 60 seconds, got ${timeout}`);
+export function checkTimeout(timeout: unknown, name = "timeout"): number {
+  if (typeof timeout !== "number" || !Number.isFinite(timeout)) throw new TypeError(`${name} must be a number of seconds`);
+  if (!(timeout > 0 && timeout <= 60)) throw new RangeError(`${name} must be more than 0 and at most 60 seconds, got ${timeout}`);
   return timeout;
 }

@@ -33,7 +33,7 @@ require_redis_client()
 from redis.crc import key_slot  # noqa: E402
 
 from mrtr_state.replay import replay_key  # noqa: E402
-from mrtr_state.replay_redis import RedisReplayStore  # noqa: E402
+from mrtr_state.replay.replay_redis import RedisReplayStore  # noqa: E402
 
 ISSUER = "https://mcp.example.com"
 #: The most a Cluster store may take to serve again after the kill. Measured on two loaded

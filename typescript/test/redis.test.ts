@@ -59,7 +59,7 @@ async function startRedis(port?: number): Promise<{ url: string; port: number; s
 }
 
 describe("RedisReplayStore keys are the Python store's", () => {
-  it("prefix + base64url(SHA-256(iss#jti)), for ASCII and non-ASCII issuers (values from mrtr_state.replay_redis)", () => {
+  it("prefix + base64url(SHA-256(iss#jti)), for ASCII and non-ASCII issuers (values from mrtr_state.replay.replay_redis)", () => {
     assert.equal(
       redisKey(DEFAULT_PREFIX, replayKey("https://mcp.example.com", "AAAAAAAAAAAAAAAAAAAAAA")),
       "mrtr-state:jti:sRsl-0bSJUNzIImd_W_EaD3zM5L7wTg4fZPbKaLVrVo",

@@ -31,6 +31,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Big
 
 import { KeyringError } from "../errors.js";
 import { sha256 } from "../lib/sha2.js";
+import { standardError } from "../lib/log.js";
 import { record, type StateMetrics } from "../metrics/events.js";
 import * as b64 from "../token/b64.js";
 import { DEFAULT_KEYS_VARIABLE, Keyring } from "./keyring.js";
@@ -61,7 +62,7 @@ export interface ReloadingKeyringOptions {
   readonly clock?: () => number;
   /** Counts every reread as a `key_refresh` event with `source` `key_file` (`spec/metrics.json`). */
   readonly metrics?: StateMetrics | undefined;
-  /** Where a refused file (warn) and changed keys (info) are reported (default `console`). */
+  /** Where a refused file (warn) and changed keys (info) are reported (default: standard error, never standard output). */
   readonly logger?: KeySourceLogger;
 }
 
@@ -168,7 +169,7 @@ export class ReloadingKeyring implements KeySource {
     if (typeof clock !== "function") throw new TypeError("clock must be a function returning monotonic seconds");
     this.#clock = clock;
     this.#metrics = options.metrics;
-    this.#logger = options.logger ?? console;
+    this.#logger = options.logger ?? standardError;
     let data: Uint8Array;
     let mode: number;
     try {

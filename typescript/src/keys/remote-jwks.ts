@@ -26,6 +26,7 @@
 
 import { KeyringError } from "../errors.js";
 import { record, type StateMetrics } from "../metrics/events.js";
+import { standardError } from "../lib/log.js";
 import { Keyring } from "./keyring.js";
 import type { KeySource, KeySourceLogger } from "./source.js";
 
@@ -56,7 +57,7 @@ export interface RemoteJwksOptions {
   readonly fetch?: typeof globalThis.fetch;
   /** Counts every fetch as a `key_refresh` event with `source` `remote_jwks` (`spec/metrics.json`). */
   readonly metrics?: StateMetrics | undefined;
-  /** Where a failed fetch (warn) and changed keys (info) are reported (default `console`). */
+  /** Where a failed fetch (warn) and changed keys (info) are reported (default: standard error, never standard output). */
   readonly logger?: KeySourceLogger;
 }
 
@@ -145,7 +146,7 @@ export class RemoteJwks implements KeySource {
     this.#clock = clock;
     this.#fetch = fetcher;
     this.#metrics = options.metrics;
-    this.#logger = options.logger ?? console;
+    this.#logger = options.logger ?? standardError;
   }
 
   /**

@@ -31,6 +31,7 @@
 
 import { checkTimeout, DEFAULT_PREFIX, retentionMs, storeKey } from "./shared.js";
 import { ReplayStoreError, type ReplayStore } from "./store.js";
+import { standardError } from "../lib/log.js";
 
 export { DEFAULT_PREFIX };
 /** The default command timeout, in seconds: a redemption Redis has not answered by then is refused. */
@@ -51,7 +52,7 @@ export interface RedisCommandClient {
   sendCommand(args: string[]): Promise<unknown>;
 }
 
-/** Where a store says it connected, and why an outage began (once per outage, never a token). Default `console`. */
+/** Where a store says it connected, and why an outage began (once per outage, never a token). Default: standard error (never standard output, where a stdio server speaks). */
 export interface RedisStoreLogger {
   warn(message: string): void;
   info(message: string): void;
@@ -80,7 +81,7 @@ export interface RedisReplayStoreOptions {
   readonly waitReplicas?: number;
   /** How long `WAIT` waits for the replicas, in seconds (default 0.5; less than `timeout`). */
   readonly waitTimeout?: number;
-  /** Where the store says it connected, and why an outage began (once per outage); default `console`. */
+  /** Where the store says it connected, and why an outage began (once per outage); default: standard error, never standard output. */
   readonly logger?: RedisStoreLogger;
   /** For the builders: a password (never shown in any message); the URL's own password for `fromUrl`. */
   readonly password?: string;
@@ -171,7 +172,7 @@ export class RedisReplayStore implements ReplayStore {
     this.#timeoutMs = timeout * 1000;
     this.#waitMs = waitMs;
     this.#close = close;
-    this.#logger = options.logger ?? console;
+    this.#logger = options.logger ?? standardError;
     this.#kind = kind;
   }
 

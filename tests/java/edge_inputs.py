@@ -7,7 +7,10 @@ Python example server's answers are the reference (``EXPECTED`` in test_server_j
 
 from __future__ import annotations
 
+import itertools
 import json
+import subprocess
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
@@ -23,9 +26,15 @@ for _ in range(300):
     DEEP = {"x": DEEP}
 
 MISSING = object()
+_IDS = itertools.count(1)
+
+#: Sends one JSON-RPC request and gives back the HTTP status (200 over stdio) and the JSON-RPC answer.
+Send = Callable[[dict[str, Any]], tuple[int, dict[str, Any] | None]]
 
 
-def body(tool: str, arguments: Any = MISSING, state: Any = MISSING, responses: Any = MISSING) -> dict[str, Any]:
+def body(
+    tool: str, arguments: Any = MISSING, state: Any = MISSING, responses: Any = MISSING
+) -> dict[str, Any]:
     """A tools/call request with the members given (MISSING: the member is absent)."""
     params: dict[str, Any] = {
         "name": tool,
@@ -37,7 +46,31 @@ def body(tool: str, arguments: Any = MISSING, state: Any = MISSING, responses: A
     for key, value in (("arguments", arguments), ("requestState", state), ("inputResponses", responses)):
         if value is not MISSING:
             params[key] = value
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    return {"jsonrpc": "2.0", "id": next(_IDS), "method": "tools/call", "params": params}
+
+
+def http(url: str) -> Send:
+    """Send requests as alice's POSTs to ``url`` (Streamable HTTP)."""
+    return lambda request: post(url, request)
+
+
+def stdio(process: subprocess.Popen[str]) -> Send:
+    """Send requests as lines to a stdio server, reading lines until the answer with the request's id."""
+
+    def send(request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write(json.dumps(request) + "\n")
+        process.stdin.flush()
+        while True:
+            line = process.stdout.readline()
+            if not line:
+                return 0, None
+            message = json.loads(line)
+            if message.get("id") == request["id"]:
+                return 200, message
+
+    return send
 
 
 def post(url: str, request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
@@ -62,9 +95,9 @@ def post(url: str, request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]
     return response.status_code, None
 
 
-def answer(url: str, request: dict[str, Any]) -> tuple[Any, ...]:
-    """What the server answered, reduced: ("error", code, reason) / ("tool_error", reason) / (result type,)."""
-    status, message = post(url, request)
+def answer(send: Send, request: dict[str, Any]) -> tuple[Any, ...]:
+    """The answer, reduced: ("error", code, reason), ("tool_error", reason) or (result type,)."""
+    status, message = send(request)
     if message is None:
         return ("http", status)
     if "error" in message:
@@ -78,36 +111,52 @@ def answer(url: str, request: dict[str, Any]) -> tuple[Any, ...]:
     return ("complete",)
 
 
-def message(url: str, request: dict[str, Any]) -> dict[str, Any] | None:
-    """The whole JSON-RPC answer."""
-    return post(url, request)[1]
-
-
-def valid_state(url: str, arguments: Any = BRANCH) -> str:
+def valid_state(send: Send, arguments: Any = BRANCH) -> str:
     """A fresh state from a first round of delete_branch."""
-    reply = message(url, body("delete_branch", arguments))
-    assert reply is not None and "result" in reply, reply
+    reply = send(body("delete_branch", arguments))[1]
+    assert reply is not None
+    assert "result" in reply, reply
     state = reply["result"].get("requestState")
     assert isinstance(state, str), reply
     return state
 
 
-def edge_answers(url: str) -> dict[str, tuple[Any, ...]]:
-    """Every edge input sent to the server at ``url``, each with its reduced answer."""
+def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
+    """Every edge input sent to one server, each with its reduced answer."""
     answers: dict[str, tuple[Any, ...]] = {}
-    for name, state in (("absent", MISSING), ("null", None), ("empty", ""), ("int", 42), ("float", 1.5),
-                        ("true", True), ("object", {}), ("array", [])):
-        answers[f"requestState {name}"] = answer(url, body("delete_branch", BRANCH, state))
-    for name, arguments in (("absent", MISSING), ("null", None), ("empty object", {}), ("string", "x"),
-                            ("array", [1]), ("2**60", {**BRANCH, "n": 2**60}), ("nested 300", DEEP)):
-        answers[f"retry with arguments {name}"] = answer(url, body("delete_branch", arguments, valid_state(url)))
+    for name, state in (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty", ""),
+        ("int", 42),
+        ("float", 1.5),
+        ("true", True),
+        ("object", {}),
+        ("array", []),
+    ):
+        answers[f"requestState {name}"] = answer(send, body("delete_branch", BRANCH, state))
+    for name, arguments in (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty object", {}),
+        ("string", "x"),
+        ("array", [1]),
+        ("2**60", {**BRANCH, "n": 2**60}),
+        ("nested 300", DEEP),
+    ):
+        answers[f"retry with arguments {name}"] = answer(
+            send, body("delete_branch", arguments, valid_state(send))
+        )
     for name, arguments in (("2**60", {**BRANCH, "n": 2**60}), ("nested 300", {**BRANCH, "deep": DEEP})):
-        answers[f"first round with arguments {name}"] = answer(url, body("delete_branch", arguments))
-    answers["state to an unknown tool"] = answer(url, body("no_such_tool", BRANCH, valid_state(url)))
+        answers[f"first round with arguments {name}"] = answer(send, body("delete_branch", arguments))
+    answers["state to an unknown tool"] = answer(send, body("no_such_tool", BRANCH, valid_state(send)))
     answers["inputResponses entry not an object"] = answer(
-        url, body("delete_branch", BRANCH, valid_state(url), {"confirm": "yes"})
+        send, body("delete_branch", BRANCH, valid_state(send), {"confirm": "yes"})
     )
     answers["inputResponses on a first round"] = answer(
-        url, body("delete_branch", BRANCH, MISSING, {"confirm": {"action": "accept", "content": {"confirm": True}}})
+        send,
+        body(
+            "delete_branch", BRANCH, MISSING, {"confirm": {"action": "accept", "content": {"confirm": True}}}
+        ),
     )
     return answers

@@ -10,8 +10,10 @@ sentence that says why arguments cannot be bound. The JVM starts three times in 
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -21,6 +23,8 @@ from tests.crosslang import fleet
 from tests.java.edge_inputs import BRANCH, DEEP, body, edge_answers, http, post, stdio
 
 MALFORMED = "malformed"
+MANUAL_ROUNDS = fleet.ROOT / "java" / "src" / "test" / "java" / "ManualRounds.java"
+CLASSPATH = fleet.JAVA_SERVER / "target" / "classpath.txt"
 #: Python's answers (``python examples/server --dev-key --tool-refusal MODE``), by refusal mode.
 _FIRST_ROUND = ("input_required",)
 _NOT_BINDABLE = ("error", -32602, None)  # the message says why; no reason code: no state was refused
@@ -65,15 +69,42 @@ def java_server(*args: str) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("mode", ["tool-error", "jsonrpc"])
-def test_every_edge_input_gets_pythons_answer_over_http(built: None, mode: str) -> None:
+def test_every_edge_input_gets_pythons_answer_over_http(built: None, mode: str, tmp_path: Path) -> None:
     with fleet.replica("python", "--dev-key", "--tool-refusal", PYTHON_MODE[mode], env={}) as url:
         python = edge_answers(http(url))
     with java_server("--tool-refusal", mode) as url:
         java = edge_answers(http(url))
         if mode == "tool-error":
             _check_host_and_wording(url)
+            _check_manual_rounds(url, tmp_path)
     assert python == EXPECTED[mode]
     assert java == python
+
+
+def _check_manual_rounds(url: str, tmp_path: Path) -> None:
+    """java/README.md's client (java/src/test/java/ManualRounds.java), compiled and run against the server."""
+    classpath = f"{fleet.JAVA_SERVER / 'target' / 'classes'}:{CLASSPATH.read_text().strip()}"
+    compiled = subprocess.run(
+        ["javac", "-Xlint:all", "-Werror", "-d", str(tmp_path), "-cp", classpath, str(MANUAL_ROUNDS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    ran = subprocess.run(
+        ["java", "-cp", f"{tmp_path}:{classpath}", "ManualRounds", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "EXAMPLE_BEARER_TOKEN": "alice-example-token"},
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == [
+        "asked: [confirm]",
+        "done: Deleted branch 'old-feature' of acme/api (it was at 4b1d0aa).",
+    ]
 
 
 def _check_host_and_wording(url: str) -> None:

@@ -1,6 +1,7 @@
 import dev.mrtrstate.Keyring;
 import dev.mrtrstate.StateSealer;
-import dev.mrtrstate.mcp.MrtrStateCodec;
+import dev.mrtrstate.mcp.ToolBoundary;
+import dev.mrtrstate.replay.MemoryReplayStore;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.modern.McpSchema;
 import io.modelcontextprotocol.modern.server.McpRequestContext;
@@ -23,7 +24,7 @@ import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
 import org.apache.tomcat.util.descriptor.web.FilterMap;
 
-/** java/README.md's server in one screen: delete_branch asks first, its state sealed by MrtrStateCodec. */
+/** java/README.md's server in one screen: delete_branch asks first, its state sealed by the ToolBoundary. */
 public final class OneScreenServer {
     private OneScreenServer() {}
 
@@ -43,11 +44,18 @@ public final class OneScreenServer {
 
     /** Serve delete_branch on http://127.0.0.1:8080/mcp. */
     public static void main(String[] args) throws Exception {
-        StateSealer sealer = StateSealer.builder(Keyring.fromEnv(), "https://tools.example.com").build();
-        McpSchema.Tool definition = McpSchema.Tool.builder("delete_branch", Map.of("type", "object")).build();
+        StateSealer sealer = StateSealer.builder(Keyring.fromEnv(), "https://tools.example.com")
+                .replayStore(new MemoryReplayStore()).build();  // one replica; RedisReplayStore for several
+        ToolBoundary boundary = ToolBoundary.builder(sealer)
+                .principal(ctx -> (String) ctx.get("user"))     // whatever your auth filter put there
+                .singleUse(true)                                // every state opens once
+                .build();
+        McpSchema.Tool definition = McpSchema.Tool.builder("delete_branch", Map.of("type", "object",
+                "properties", Map.of("branch", Map.of("type", "string")), "required", List.of("branch"))).build();
         McpSyncTool tool = McpSyncTool.of(definition, (ctx, request) -> request.requestState() == null
                 ? McpSyncResponse.result(McpSchema.InputRequiredResult.builder()
-                        .elicit("confirm", McpSchema.ElicitFormRequest.builder("Delete it?", Map.of("type", "object")).build())
+                        .elicit("confirm", McpSchema.ElicitFormRequest.builder("Delete it?", Map.of("type", "object",
+                                "properties", Map.of("confirm", Map.of("type", "boolean")))).build())
                         .requestState("{\"head\": \"4b1d0aa\"}").build())
                 : McpSyncResponse.result(McpSchema.CallToolResult.builder()
                         .addContent(McpSchema.TextContent.builder("Deleted (" + request.requestState() + ")").build()).build()));
@@ -59,9 +67,9 @@ public final class OneScreenServer {
                     @Override
                     public McpSyncTool find(McpRequestContext ctx, String name) { return tool; }
                 }))
-                .requestStateCodec(MrtrStateCodec.builder(sealer).principal(ctx -> (String) ctx.get("user")).build())
+                .requestStateCodec(boundary.codec())
                 .build();
-        HttpServletMcpTransport transport = HttpServletMcpTransport.builder(server)
+        HttpServletMcpTransport transport = HttpServletMcpTransport.builder(boundary.around(server))
                 .contextExtractor(http -> McpTransportContext.create(Map.of("user", http.getAttribute("user"))))
                 .build();
         Tomcat tomcat = new Tomcat();

@@ -4,19 +4,22 @@ import dev.mrtrstate.Keyring;
 import dev.mrtrstate.StateSealer;
 import dev.mrtrstate.keys.KeyAlgorithm;
 import dev.mrtrstate.keys.KeyringException;
-import dev.mrtrstate.mcp.MrtrStateTools;
+import dev.mrtrstate.mcp.ToolBoundary;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapperSupplier;
 import dev.mrtrstate.replay.MemoryReplayStore;
 import dev.mrtrstate.replay.ReplayStore;
 import dev.mrtrstate.replay.redis.RedisReplayStore;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.modern.McpSchema;
 import io.modelcontextprotocol.modern.server.McpRequestContext;
+import io.modelcontextprotocol.modern.server.McpRequestManager;
 import io.modelcontextprotocol.modern.server.McpServer;
 import io.modelcontextprotocol.modern.server.feature.McpSyncTool;
 import io.modelcontextprotocol.modern.server.feature.McpSyncToolRepository;
 import io.modelcontextprotocol.modern.server.feature.ToolsFeature;
 import io.modelcontextprotocol.modern.server.feature.ToolsPage;
 import io.modelcontextprotocol.modern.server.transport.HttpServletMcpTransport;
+import io.modelcontextprotocol.modern.server.transport.StdioMcpTransport;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -24,7 +27,8 @@ import java.nio.file.Files;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.function.Function;
+import java.util.Locale;
+import java.util.Set;
 import org.apache.catalina.Context;
 import org.apache.catalina.Wrapper;
 import org.apache.catalina.connector.Connector;
@@ -41,7 +45,16 @@ import org.apache.tomcat.util.descriptor.web.FilterMap;
  * <pre>
  *   java -cp ... mrtrstate.example.Main [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600]
  *                                        [--redis-url redis://...] [--dev-key] [--conformance]
+ *                                        [--tool-refusal tool-error|jsonrpc] [--stdio [--stdio-user NAME]]
  * </pre>
+ *
+ * <p>The tools sit behind a {@link ToolBoundary}, which sees each request as the client sent it: the answers to
+ * the edge inputs of profile 8.2 are the Python example server's. {@code --tool-refusal jsonrpc} answers a refused
+ * state on {@code tools/call} with the JSON-RPC error {@code -32602} instead of a tool error. {@code --stdio} serves
+ * the same tools over stdio, for one user (the process's, or {@code --stdio-user}). Over HTTP, a {@code Host}
+ * header that is not the address listened on (any port; {@code localhost} too for a loopback address) is answered
+ * 421 Misdirected Request, as the Python and TypeScript examples do. Failures are logged to stderr (slf4j-simple,
+ * WARN and above; never a token).
  *
  * <p>{@code --conformance} serves the MCP conformance suite's {@code input-required-result-*} fixtures instead,
  * without authentication: every state is sealed by {@code MrtrStateCodec} for one fixed principal.
@@ -69,15 +82,21 @@ public final class Main {
     public static void main(String[] args) throws Exception {
         Map<String, String> options = new java.util.HashMap<>(Map.of("--host", "127.0.0.1", "--port", "0",
                 "--issuer", DEFAULT_ISSUER, "--ttl", String.valueOf(DEFAULT_TTL)));
+        // The SDK logs through SLF4J: WARN and above to stderr, so a failure is never a silent -32603.
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", System.getProperty(
+                "org.slf4j.simpleLogger.defaultLogLevel", "warn"));
         boolean devKey = false;
         boolean conformance = false;
+        boolean stdio = false;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--dev-key")) {
                 devKey = true;
             } else if (args[i].equals("--conformance")) {
                 conformance = true;
-            } else if (List.of("--host", "--port", "--issuer", "--ttl", "--redis-url").contains(args[i])
-                    && i + 1 < args.length) {
+            } else if (args[i].equals("--stdio")) {
+                stdio = true;
+            } else if (List.of("--host", "--port", "--issuer", "--ttl", "--redis-url", "--tool-refusal",
+                    "--stdio-user").contains(args[i]) && i + 1 < args.length) {
                 options.put(args[i], args[++i]);
             } else {
                 System.err.println("example server: unknown option " + args[i]);
@@ -93,6 +112,16 @@ public final class Main {
             System.err.println("example server: --port and --ttl must be integers");
             System.exit(2);
             return;
+        }
+        ToolBoundary.ToolRefusal refusal;
+        switch (options.getOrDefault("--tool-refusal", "tool-error").replace('_', '-').toLowerCase(Locale.ROOT)) {
+            case "tool-error" -> refusal = ToolBoundary.ToolRefusal.TOOL_ERROR;
+            case "jsonrpc" -> refusal = ToolBoundary.ToolRefusal.JSONRPC;
+            default -> {
+                System.err.println("example server: --tool-refusal is tool-error or jsonrpc");
+                System.exit(2);
+                return;
+            }
         }
         Keyring ring;
         try {
@@ -110,14 +139,66 @@ public final class Main {
             System.exit(2);
             return;
         }
-        ReplayStore store = options.containsKey("--redis-url")
-                ? RedisReplayStore.fromUrl(options.get("--redis-url"), new RedisReplayStore.Options())
-                : new MemoryReplayStore();
+        ReplayStore store = new MemoryReplayStore();
+        if (options.containsKey("--redis-url")) {
+            RedisReplayStore redis = RedisReplayStore.fromUrl(options.get("--redis-url"),
+                    new RedisReplayStore.Options());
+            try {
+                redis.connect(); // now, so that the first redemption is not the one that connects
+            } catch (dev.mrtrstate.replay.ReplayStoreException e) {
+                System.err.println("example server: cannot reach the Redis replay store: " + e.getMessage());
+                System.exit(2);
+                return;
+            }
+            store = redis;
+        }
         StateSealer sealer = StateSealer.builder(ring, options.get("--issuer")).ttl(ttl)
                 .maxLifetime(Math.max(ttl, DEFAULT_TTL)).replayStore(store).requireArguments(!conformance).build();
-        McpServer server = conformance ? conformanceServer(sealer) : exampleServer(sealer);
+        McpRequestManager manager;
+        if (conformance) {
+            manager = conformanceServer(sealer);
+        } else {
+            // Every state of both tools is single use, redeemed in the replay store.
+            ToolBoundary boundary = ToolBoundary.builder(sealer).principal(context -> (String) context.get(USER))
+                    .singleUse(true).toolRefusal(refusal).build();
+            manager = boundary.around(exampleServer(boundary));
+        }
+        if (stdio) {
+            String user = options.getOrDefault("--stdio-user", System.getProperty("user.name", "local"));
+            McpRequestManager local = manager;
+            McpRequestManager withUser = new McpRequestManager() {
+                private McpTransportContext user(McpTransportContext context) {
+                    return McpTransportContext.create(Map.of(USER, user));
+                }
 
-        HttpServletMcpTransport transport = HttpServletMcpTransport.builder(server)
+                @Override
+                public reactor.core.publisher.Mono<io.modelcontextprotocol.modern.server.McpTransportResponse> handle(
+                        McpTransportContext context, io.modelcontextprotocol.modern.JsonRpc.JSONRPCRequest request) {
+                    return local.handle(user(context), request);
+                }
+
+                @Override
+                public reactor.core.publisher.Mono<io.modelcontextprotocol.modern.server.McpTransportResponse>
+                        handleBlocking(McpTransportContext context,
+                                io.modelcontextprotocol.modern.JsonRpc.JSONRPCRequest request) {
+                    return local.handleBlocking(user(context), request);
+                }
+
+                @Override
+                public reactor.core.publisher.Mono<Void> handleNotification(McpTransportContext context,
+                        io.modelcontextprotocol.modern.JsonRpc.JSONRPCNotification notification) {
+                    return local.handleNotification(user(context), notification);
+                }
+            };
+            StdioMcpTransport transport = new StdioMcpTransport(withUser, new JacksonMcpJsonMapperSupplier().get());
+            System.err.println("example server: serving stdio (delete_branch, book_trip, ttl " + ttl + " s)");
+            transport.start().block();
+            if (store instanceof RedisReplayStore redis) {
+                redis.close();
+            }
+            return;
+        }
+        HttpServletMcpTransport transport = HttpServletMcpTransport.builder(manager)
                 .contextExtractor(request -> McpTransportContext.create(
                         request.getAttribute(USER) instanceof String user ? Map.of(USER, user) : Map.of()))
                 .build();
@@ -136,15 +217,12 @@ public final class Main {
     }
 
     /** delete_branch and book_trip, each wrapped so that its state is bound to user, tool and arguments. */
-    private static McpServer exampleServer(StateSealer sealer) {
-        Function<McpTransportContext, String> principal = context -> (String) context.get(USER);
+    private static McpServer exampleServer(ToolBoundary boundary) {
         GitTools git = new GitTools();
         Trips trips = new Trips();
-        // Every state of both tools is single use, redeemed in the replay store.
-        McpSyncTool deleteBranch = McpSyncTool.of(GitTools.DEFINITION,
-                MrtrStateTools.bind(sealer, principal, true, failures(git::call)));
-        McpSyncTool bookTrip = McpSyncTool.of(Trips.DEFINITION, MrtrStateTools.bind(sealer, principal, true,
-                failures((context, request) -> trips.call(context, request, principal.apply(context.transportContext())))));
+        McpSyncTool deleteBranch = McpSyncTool.of(GitTools.DEFINITION, failures(git::call));
+        McpSyncTool bookTrip = McpSyncTool.of(Trips.DEFINITION, failures((context, request) ->
+                trips.call(context, request, (String) context.transportContext().get(USER))));
         McpSyncToolRepository tools = new McpSyncToolRepository() {
             @Override
             public ToolsPage list(McpRequestContext context, String cursor) {
@@ -160,7 +238,7 @@ public final class Main {
                 .serverInfo(McpSchema.Implementation.builder("mrtr-state-example-java", "1.0.0").build())
                 .instructions("Delete branches (after the person confirms) and book trips.")
                 .feature(ToolsFeature.ofSync(tools))
-                .requestStateCodec(MrtrStateTools.passThrough())
+                .requestStateCodec(boundary.codec())
                 .build();
     }
 
@@ -178,6 +256,15 @@ public final class Main {
         Wrapper servlet = Tomcat.addServlet(context, "mcp", transport);
         servlet.setAsyncSupported(true);
         context.addServletMappingDecoded("/mcp", "mcp");
+        FilterDef hostCheck = new FilterDef();
+        hostCheck.setFilterName("host");
+        hostCheck.setFilter(hostCheck(options.get("--host")));
+        hostCheck.setAsyncSupported("true");
+        context.addFilterDef(hostCheck);
+        FilterMap hostMap = new FilterMap();
+        hostMap.setFilterName("host");
+        hostMap.addURLPattern("/*");
+        context.addFilterMap(hostMap);
         if (!conformance) {
             FilterDef auth = new FilterDef();
             auth.setFilterName("bearer");
@@ -223,6 +310,28 @@ public final class Main {
             } catch (Rounds.ToolFailure failure) {
                 return Rounds.failure(failure.getMessage());
             }
+        };
+    }
+
+    /**
+     * The Host check against DNS rebinding: a Host header that names another host than the one listened on is
+     * answered 421 Misdirected Request (any port; for a loopback address, any loopback name).
+     */
+    private static Filter hostCheck(String listenHost) {
+        Set<String> loopback = Set.of("127.0.0.1", "localhost", "[::1]", "::1");
+        String own = listenHost.contains(":") ? "[" + listenHost + "]" : listenHost;
+        Set<String> allowed = loopback.contains(listenHost) ? loopback : Set.of(own.toLowerCase(Locale.ROOT));
+        return (request, response, chain) -> {
+            String host = ((HttpServletRequest) request).getHeader("Host");
+            String name = host == null ? "" : host.toLowerCase(Locale.ROOT).replaceFirst(":[0-9]*$", "");
+            if (!allowed.contains(name)) {
+                HttpServletResponse out = (HttpServletResponse) response;
+                out.setStatus(421);
+                out.setContentType("text/plain");
+                out.getWriter().write("Invalid Host header");
+                return;
+            }
+            chain.doFilter(request, response);
         };
     }
 

@@ -1,0 +1,162 @@
+"""The edge inputs of profile 8.2 as raw JSON-RPC over Streamable HTTP, and the answer each one gets.
+
+An answer is reduced to what every language must agree on: a JSON-RPC error code and its ``data.reason``,
+or a tool result's ``isError`` and its reason code (``_meta``), or ``input_required``/``complete``. The
+Python example server's answers are the reference (``EXPECTED`` in test_server_java_example.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+
+from mrtr_state.mcp import REASON_META_KEY
+
+PROTOCOL = "2026-07-28"
+ALICE = "alice-example-token"
+BRANCH = {"repo": "acme/api", "branch": "old-feature"}
+#: Nested 300 levels: deeper than the 256 levels arguments may nest (profile 3.4).
+DEEP: Any = {"x": 1}
+for _ in range(300):
+    DEEP = {"x": DEEP}
+
+MISSING = object()
+_IDS = itertools.count(1)
+
+#: Sends one JSON-RPC request and gives back the HTTP status (200 over stdio) and the JSON-RPC answer.
+Send = Callable[[dict[str, Any]], tuple[int, dict[str, Any] | None]]
+
+
+def body(
+    tool: str, arguments: Any = MISSING, state: Any = MISSING, responses: Any = MISSING
+) -> dict[str, Any]:
+    """A tools/call request with the members given (MISSING: the member is absent)."""
+    params: dict[str, Any] = {
+        "name": tool,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        },
+    }
+    for key, value in (("arguments", arguments), ("requestState", state), ("inputResponses", responses)):
+        if value is not MISSING:
+            params[key] = value
+    return {"jsonrpc": "2.0", "id": next(_IDS), "method": "tools/call", "params": params}
+
+
+def http(url: str) -> Send:
+    """Send requests as alice's POSTs to ``url`` (Streamable HTTP)."""
+    return lambda request: post(url, request)
+
+
+def stdio(process: subprocess.Popen[str]) -> Send:
+    """Send requests as lines to a stdio server, reading lines until the answer with the request's id."""
+
+    def send(request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write(json.dumps(request) + "\n")
+        process.stdin.flush()
+        while True:
+            line = process.stdout.readline()
+            if not line:
+                return 0, None
+            message = json.loads(line)
+            if message.get("id") == request["id"]:
+                return 200, message
+
+    return send
+
+
+def post(url: str, request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    """POST one request; the HTTP status and the JSON-RPC answer (from JSON or the first SSE event)."""
+    headers = {
+        "Authorization": f"Bearer {ALICE}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": PROTOCOL,
+        "Mcp-Method": request["method"],
+        "Mcp-Name": str(request["params"].get("name", "")),
+    }
+    response = httpx2.post(url, content=json.dumps(request), headers=headers, timeout=30)
+    text = response.text
+    if not text.strip():
+        return response.status_code, None
+    if text.lstrip().startswith("{"):
+        return response.status_code, json.loads(text)
+    for line in text.splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            return response.status_code, json.loads(line[5:])
+    return response.status_code, None
+
+
+def answer(send: Send, request: dict[str, Any]) -> tuple[Any, ...]:
+    """The answer, reduced: ("error", code, reason), ("tool_error", reason) or (result type,)."""
+    status, message = send(request)
+    if message is None:
+        return ("http", status)
+    if "error" in message:
+        data = message["error"].get("data")
+        return ("error", message["error"]["code"], data.get("reason") if isinstance(data, dict) else None)
+    result = message["result"]
+    if result.get("isError"):
+        return ("tool_error", (result.get("_meta") or {}).get(REASON_META_KEY))
+    if result.get("resultType") == "input_required" or "inputRequests" in result:
+        return ("input_required",)
+    return ("complete",)
+
+
+def valid_state(send: Send, arguments: Any = BRANCH) -> str:
+    """A fresh state from a first round of delete_branch."""
+    reply = send(body("delete_branch", arguments))[1]
+    assert reply is not None
+    assert "result" in reply, reply
+    state = reply["result"].get("requestState")
+    assert isinstance(state, str), reply
+    return state
+
+
+def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
+    """Every edge input sent to one server, each with its reduced answer."""
+    answers: dict[str, tuple[Any, ...]] = {}
+    for name, state in (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty", ""),
+        ("int", 42),
+        ("float", 1.5),
+        ("true", True),
+        ("object", {}),
+        ("array", []),
+    ):
+        answers[f"requestState {name}"] = answer(send, body("delete_branch", BRANCH, state))
+    for name, arguments in (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty object", {}),
+        ("string", "x"),
+        ("array", [1]),
+        ("2**60", {**BRANCH, "n": 2**60}),
+        ("nested 300", DEEP),
+    ):
+        answers[f"retry with arguments {name}"] = answer(
+            send, body("delete_branch", arguments, valid_state(send))
+        )
+    for name, arguments in (("2**60", {**BRANCH, "n": 2**60}), ("nested 300", {**BRANCH, "deep": DEEP})):
+        answers[f"first round with arguments {name}"] = answer(send, body("delete_branch", arguments))
+    answers["state to an unknown tool"] = answer(send, body("no_such_tool", BRANCH, valid_state(send)))
+    answers["inputResponses entry not an object"] = answer(
+        send, body("delete_branch", BRANCH, valid_state(send), {"confirm": "yes"})
+    )
+    answers["inputResponses on a first round"] = answer(
+        send,
+        body(
+            "delete_branch", BRANCH, MISSING, {"confirm": {"action": "accept", "content": {"confirm": True}}}
+        ),
+    )
+    return answers

@@ -1,0 +1,142 @@
+"""The Java example server (examples/server-java) gives the Python example's answer to every edge input.
+
+The edge inputs of profile 8.2 (tests/java/edge_inputs.py) go as raw JSON-RPC to the Java server behind
+its ``ToolBoundary``, in both refusal modes over Streamable HTTP and over stdio, and to the Python example
+server (the reference); each answer (JSON-RPC code and ``data.reason``, or the tool error's reason code,
+or the result type) must be the one in ``EXPECTED`` on both. Also: the ``Host`` check (421), and the
+sentence that says why arguments cannot be bound. The JVM starts three times in all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.crosslang import fleet
+from tests.java.edge_inputs import BRANCH, DEEP, body, edge_answers, http, post, stdio
+
+MALFORMED = "malformed"
+MANUAL_ROUNDS = fleet.ROOT / "java" / "src" / "test" / "java" / "ManualRounds.java"
+CLASSPATH = fleet.JAVA_SERVER / "target" / "classpath.txt"
+#: Python's answers (``python examples/server --dev-key --tool-refusal MODE``), by refusal mode.
+_FIRST_ROUND = ("input_required",)
+_NOT_BINDABLE = ("error", -32602, None)  # the message says why; no reason code: no state was refused
+
+
+def _expected(refused: Any) -> dict[str, tuple[Any, ...]]:
+    return {
+        "requestState absent": _FIRST_ROUND,
+        "requestState null": _FIRST_ROUND,
+        **{
+            f"requestState {name}": refused(MALFORMED)
+            for name in ("empty", "int", "float", "true", "object", "array")
+        },
+        **{
+            f"retry with arguments {name}": refused("wrong_request")
+            for name in ("absent", "null", "empty object", "string", "array", "2**60", "nested 300")
+        },
+        "first round with arguments 2**60": _NOT_BINDABLE,
+        "first round with arguments nested 300": _NOT_BINDABLE,
+        "state to an unknown tool": refused("wrong_tool"),
+        "inputResponses entry not an object": ("error", -32602, None),
+        "inputResponses on a first round": _FIRST_ROUND,  # dropped: the handler asks
+    }
+
+
+EXPECTED = {
+    "tool-error": _expected(lambda reason: ("tool_error", reason)),
+    "jsonrpc": _expected(lambda reason: ("error", -32602, reason)),
+}
+PYTHON_MODE = {"tool-error": "tool_error", "jsonrpc": "jsonrpc"}
+
+
+@pytest.fixture(scope="module")
+def built() -> None:
+    fleet.build("java")
+
+
+@contextlib.contextmanager
+def java_server(*args: str) -> Iterator[str]:
+    with fleet.replica("java", "--dev-key", *args, env={}) as url:
+        yield url
+
+
+@pytest.mark.parametrize("mode", ["tool-error", "jsonrpc"])
+def test_every_edge_input_gets_pythons_answer_over_http(built: None, mode: str, tmp_path: Path) -> None:
+    with fleet.replica("python", "--dev-key", "--tool-refusal", PYTHON_MODE[mode], env={}) as url:
+        python = edge_answers(http(url))
+    with java_server("--tool-refusal", mode) as url:
+        java = edge_answers(http(url))
+        if mode == "tool-error":
+            _check_host_and_wording(url)
+            _check_manual_rounds(url, tmp_path)
+    assert python == EXPECTED[mode]
+    assert java == python
+
+
+def _check_manual_rounds(url: str, tmp_path: Path) -> None:
+    """java/README.md's client (java/src/test/java/ManualRounds.java), compiled and run against the server."""
+    classpath = f"{fleet.JAVA_SERVER / 'target' / 'classes'}:{CLASSPATH.read_text().strip()}"
+    compiled = subprocess.run(
+        ["javac", "-Xlint:all", "-Werror", "-d", str(tmp_path), "-cp", classpath, str(MANUAL_ROUNDS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    ran = subprocess.run(
+        ["java", "-cp", f"{tmp_path}:{classpath}", "ManualRounds", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "EXAMPLE_BEARER_TOKEN": "alice-example-token"},
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == [
+        "asked: [confirm]",
+        "done: Deleted branch 'old-feature' of acme/api (it was at 4b1d0aa).",
+    ]
+
+
+def _check_host_and_wording(url: str) -> None:
+    """421 for a Host that is not loopback; the sentence that says why arguments cannot be bound."""
+    answer = httpx2.post(url, json={}, headers={"Host": "attacker.example"}, timeout=30)
+    assert answer.status_code == 421
+    for arguments, why in (
+        ({**BRANCH, "n": 2**60}, "an integer beyond +/-(2**53 - 1)"),
+        ({**BRANCH, "deep": DEEP}, "the value nests deeper than 256 levels"),
+    ):
+        _, message = post(url, body("delete_branch", arguments))
+        assert message is not None
+        error = message["error"]
+        assert error["code"] == -32602
+        assert error["message"].startswith(
+            "The request's arguments cannot be bound to a request state (they must be I-JSON): "
+        )
+        assert why in error["message"]
+
+
+def test_every_edge_input_gets_pythons_answer_over_stdio(built: None) -> None:
+    command = [str(fleet.JAVA_SERVER / "run.sh"), "--dev-key", "--stdio", "--stdio-user", "alice"]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    ) as process:
+        try:
+            answers = edge_answers(stdio(process))
+        finally:
+            assert process.stdin is not None
+            process.stdin.close()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    assert answers == EXPECTED["tool-error"]

@@ -128,7 +128,7 @@ class RawJson:
 
 
 def to_json(value: Any, *, ensure_ascii: bool = False) -> str:
-    """``json.dumps`` of ``value`` on one line: each :class:`Number` as its literal, :class:`RawJson` as is."""
+    """``json.dumps`` of ``value`` on one line: a :class:`Number` as its literal, :class:`RawJson` as is."""
     literals: list[str] = []
     nonce = secrets.token_hex(8)
 

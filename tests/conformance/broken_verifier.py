@@ -100,7 +100,8 @@ def _claims(request: dict[str, Any]) -> Any:
 
 def _other_secret(text: str, length: int) -> str:
     """A secret of ``length`` random-looking bytes derived from ``text``: what a double loads instead."""
-    return base64.urlsafe_b64encode(hashlib.shake_256(b"broken " + text.encode()).digest(length)).rstrip(b"=").decode()
+    secret = hashlib.shake_256(b"broken " + text.encode()).digest(length)
+    return base64.urlsafe_b64encode(secret).rstrip(b"=").decode()
 
 
 def _misread(fault: str, jwk: Any) -> Any:
@@ -176,7 +177,8 @@ def broken(fault: str, request: dict[str, Any], line: str) -> dict[str, Any]:
     reply = answer(request)
     if fault == "accept-empty-ring" and op == "load_key" and request.get("jwks") == {"keys": []}:
         return {"loaded": True}
-    if fault == "accept-shared-eddsa-secret" and op == "load_key" and "jwks" in request and not reply["loaded"]:
+    shared = fault == "accept-shared-eddsa-secret"
+    if shared and op == "load_key" and "jwks" in request and not reply["loaded"]:
         return {"loaded": _loads_apart(request["jwks"])}
     if fault == "no-nesting-limit" and op == "digest" and reply.get("unbindable"):
         arguments = request.get("arguments")

@@ -162,10 +162,16 @@ ISSUE_32_DOUBLES = {
         "refuses a key at load",
     ),
     "weak-secret-needs-alg": (
-        [f"weak-secret-no-alg-{name}" for name in ("all-zero", "one-byte-repeated", "pattern-of-3", "pattern-of-8")],
+        [
+            f"weak-secret-no-alg-{name}"
+            for name in ("all-zero", "one-byte-repeated", "pattern-of-3", "pattern-of-8")
+        ],
         "refuses a key at load",
     ),
-    "null-kid-absent-on-ed25519": (["kid-null-eddsa-public", "kid-null-eddsa-private"], "refuses a key at load"),
+    "null-kid-absent-on-ed25519": (
+        ["kid-null-eddsa-public", "kid-null-eddsa-private"],
+        "refuses a key at load",
+    ),
     "accept-empty-ring": (["empty-ring"], "refuses a key at load"),
     "first-member-wins": (["duplicate-member-last-wins"], "argument digest"),
     "no-nesting-limit": (["nested-257"], "unbindable arguments"),

@@ -446,3 +446,14 @@ def test_an_answer_line_with_nan_or_infinity_is_not_json_to_the_runner(literal: 
     assert (count, problem) == (1, "a line that is not JSON")
     assert answers[0] == {"verdict": "refused"}
     assert answers[1] is None
+
+
+def test_an_answer_with_a_null_or_absent_id_stands_for_the_request_in_its_place() -> None:
+    # The protocol answers a line the implementation cannot read with {"id": null, "error": ...}; the run goes
+    # on (a baseline verifier that could not read arguments nested 256 levels used to lose every later case).
+    cases = load_cases(VECTORS)[:4]
+    lines = b'{"id": null, "error": "unreadable"}\n{"valid": false}\n{"id": "2", "loaded": true}\n{"id": "9"}\n'
+    answers, count, problem = runner._read(io.BytesIO(lines), cases)
+    assert (count, problem) == (3, "an answer whose id is not '3' (answers go in request order)")
+    assert answers[:3] == [{"error": "unreadable"}, {"valid": False}, {"loaded": True}]
+    assert judge(cases[:1], answers[:1]).results[0].got == "error: unreadable"

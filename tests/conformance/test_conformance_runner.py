@@ -452,11 +452,8 @@ def test_an_answer_with_a_null_or_absent_id_stands_for_the_request_in_its_place(
     # The protocol answers a line the implementation cannot read with {"id": null, "error": ...}; the run goes
     # on (a baseline verifier that could not read arguments nested 256 levels used to lose every later case).
     cases = load_cases(VECTORS)[:4]
-    lines = b"".join(
-        line + b"\n"
-        for line in (b'{"id": null, "error": "unreadable"}', b'{"valid": false}', b'{"id": "2", "loaded": true}')
-    )
-    lines += b'{"id": "9"}\n'
+    written = ['{"id": null, "error": "unreadable"}', '{"valid": false}', '{"id": "2", "loaded": true}', '{"id": "9"}']
+    lines = "".join(line + "\n" for line in written).encode()
     answers, count, problem = runner._read(io.BytesIO(lines), cases)
     assert (count, problem) == (3, "an answer whose id is not '3' (answers go in request order)")
     assert answers[:3] == [{"error": "unreadable"}, {"valid": False}, {"loaded": True}]

@@ -452,7 +452,12 @@ def test_an_answer_with_a_null_or_absent_id_stands_for_the_request_in_its_place(
     # The protocol answers a line the implementation cannot read with {"id": null, "error": ...}; the run goes
     # on (a baseline verifier that could not read arguments nested 256 levels used to lose every later case).
     cases = load_cases(VECTORS)[:4]
-    written = ['{"id": null, "error": "unreadable"}', '{"valid": false}', '{"id": "2", "loaded": true}', '{"id": "9"}']
+    written = [
+        '{"id": null, "error": "unreadable"}',
+        '{"valid": false}',
+        '{"id": "2", "loaded": true}',
+        '{"id": "9"}',
+    ]
     lines = "".join(line + "\n" for line in written).encode()
     answers, count, problem = runner._read(io.BytesIO(lines), cases)
     assert (count, problem) == (3, "an answer whose id is not '3' (answers go in request order)")

@@ -1520,6 +1520,8 @@ def argument_vectors() -> list[dict[str, Any]]:
         ),
         ("underflow-reads-as-zero", {"tiny": Literal("1e-400"), "negative": Literal("-1e-400")}),
         ("unicode-values", {"name": "Zoë", "emoji": "😀", "cjk": "日本語", "rtl": "שלום"}),
+        # Arguments nest at most 256 levels (section 3.4): the object is level 1, then 255 arrays.
+        ("nested-256", {"n": nested_literal(255)}),
     ]
     # Unbindable (section 3.4): a number whose value is an integer beyond +-(2**53 - 1),
     # however it is written. Every implementation must report these as unbindable.
@@ -1542,6 +1544,8 @@ def argument_vectors() -> list[dict[str, Any]]:
         ("not-an-object-string", "env=prod"),
         ("not-an-object-number", 1),
         ("not-an-object-boolean", True),
+        # Nested one level deeper than arguments may nest (section 3.4): 257 levels.
+        ("nested-257", {"n": nested_literal(256)}),
     ]
     out: list[dict[str, Any]] = []
     for case_id, arguments in cases:
@@ -1563,7 +1567,34 @@ def argument_vectors() -> list[dict[str, Any]]:
         else:
             raise SystemExit(f"argument vector {case_id} should be unbindable")
         out.append({"id": case_id, "arguments": arguments, "unbindable": True})
+    # A member name repeated inside the arguments (section 3.4): no JSON value writes it, so the vector
+    # carries the text; the last member of a name wins, as I-JSON parsers commonly read it.
+    for case_id, text in DUPLICATE_MEMBER_ARGUMENTS:
+        value = json.loads(text)  # Python's json keeps the last member of a name
+        out.append(
+            {
+                "id": case_id,
+                "arguments_text": text,
+                "arguments": value,
+                "canonical": canonicalize(value).decode("utf-8"),
+                "digest": arguments_digest(value),
+            }
+        )
     return out
+
+
+#: Arguments whose text repeats a member name (section 3.4, the last member wins): (id, text).
+DUPLICATE_MEMBER_ARGUMENTS: list[tuple[str, str]] = [
+    (
+        "duplicate-member-last-wins",
+        '{"env": "staging", "env": "prod", "options": {"force": true, "force": false}}',
+    ),
+]
+
+
+def nested_literal(depth: int) -> Literal:
+    """`depth` arrays nested around 0, as one literal, so the vector file stays one line deep."""
+    return Literal("[" * depth + "0" + "]" * depth)
 
 
 # --- the encrypted form (profile, sections 3.6 and 5.1) --------------------------------------------
@@ -2555,9 +2586,208 @@ def invalid_ring_vectors() -> list[dict[str, Any]]:
     ]
 
 
+def invalid_member_vectors() -> list[dict[str, Any]]:
+    """One member of an otherwise valid JWK against sections 7.1, 7.2, 7.4 and 7.6, on every key type.
+
+    A kid with a space at either end (a verifier that trims it first loads it), a weak secret on an
+    ``oct`` JWK without ``alg`` (an HS256 secret, section 7.6), a ``"kid": null`` on each key type, a
+    short secret, padded base64url, a ``use`` of the other form, and ``alg`` or ``use`` present as null
+    (present, so not absent: neither is the value the profile allows).
+    """
+    secret = seed("invalid key vectors: the secret of a key whose member is the fault")
+    encryption = seed("invalid key vectors: the encryption key whose member is the fault")
+    pair = Ed25519PrivateKey.from_private_bytes(
+        seed("invalid key vectors: an Ed25519 key whose member is the fault")
+    )
+    private = Key.from_jwk(
+        {
+            "kty": "OKP",
+            "crv": "Ed25519",
+            "d": b64(pair.private_bytes_raw()),
+            "x": b64(pair.public_key().public_bytes_raw()),
+        }
+    ).private_jwk()
+    public = {k: v for k, v in private.items() if k != "d"}
+    hs256 = {"kty": "oct", "alg": "HS256", "use": "sig", "k": b64(secret)}
+    a256gcm = {"kty": "oct", "alg": "A256GCM", "use": "enc", "k": b64(encryption)}
+    bare = {"kty": "oct", "k": b64(secret)}  # no alg, no use: an HS256 secret (section 7.6)
+    out: list[dict[str, Any]] = []
+
+    def add(vector_id: str, description: str, jwk: dict[str, Any]) -> None:
+        out.append({"id": vector_id, "description": description, "jwk": jwk})
+
+    for vector_id, what, base, kid in (
+        ("kid-leading-space", "An HS256 key", hs256, " key-1"),
+        ("kid-trailing-space", "An HS256 key", hs256, "key-1 "),
+        ("kid-leading-space-eddsa", "An Ed25519 public key", public, " key-1"),
+        ("kid-trailing-space-a256gcm", "An encryption key", a256gcm, "key-1 "),
+    ):
+        add(
+            vector_id,
+            f"{what} whose kid has a space at one end ({kid!r}): refused at load, never trimmed "
+            "(section 7.4).",
+            {**base, "kid": kid},
+        )
+    for name, what, weak in (
+        ("all-zero", "32 zero bytes", bytes(32)),
+        ("one-byte-repeated", "one byte (0x61) repeated 32 times", b"a" * 32),
+        ("pattern-of-3", "a pattern of 3 bytes repeated", (b"k3y" * 11)[:32]),
+        ("pattern-of-8", "a pattern of 8 bytes repeated", b"secret12" * 4),
+    ):
+        add(
+            f"weak-secret-no-alg-{name}",
+            f"An oct JWK without alg or use (an HS256 secret, section 7.6) of {what}: the weak-secret rule "
+            "holds whatever members the JWK has (section 7.1).",
+            {"kty": "oct", "kid": f"weak-secret-no-alg-{name}", "k": b64(weak)},
+        )
+    for vector_id, what, base in (
+        ("kid-null-eddsa-public", "An Ed25519 public key", public),
+        ("kid-null-eddsa-private", "An Ed25519 private key", private),
+        ("kid-null-a256gcm", "An encryption key", a256gcm),
+    ):
+        add(
+            vector_id,
+            f"{what} with a kid member that is null (present, so explicit: not read as absent): refused at "
+            "load (section 7.4).",
+            {**base, "kid": None},
+        )
+    add(
+        "short-secret-hs256",
+        "An HS256 secret of 31 bytes: shorter than 32, refused at load (section 7.1).",
+        {**hs256, "k": b64(secret[:31])},
+    )
+    add(
+        "short-secret-no-alg",
+        "An oct JWK without alg (an HS256 secret) of 16 bytes: refused at load (sections 7.1, 7.6).",
+        {**bare, "k": b64(secret[:16])},
+    )
+    add(
+        "a256gcm-31-bytes",
+        "An encryption key of 31 bytes: not exactly 32, refused at load (section 7.6).",
+        {**a256gcm, "k": b64(encryption[:31])},
+    )
+    add(
+        "a256gcm-33-bytes",
+        "An encryption key of 33 bytes: not exactly 32, refused at load (section 7.6).",
+        {**a256gcm, "k": b64(encryption + secret[:1])},
+    )
+    for vector_id, what, base, member in (
+        ("padded-k-hs256", "An HS256 key whose k", hs256, "k"),
+        ("padded-k-a256gcm", "An encryption key whose k", a256gcm, "k"),
+        ("padded-x-eddsa", "An Ed25519 public key whose x", public, "x"),
+        ("padded-d-eddsa", "An Ed25519 private key whose d", private, "d"),
+    ):
+        add(
+            vector_id,
+            f"{what} carries base64url padding ('='): refused at load, members are unpadded (section 7.2).",
+            {**base, member: base[member] + "="},
+        )
+    for vector_id, description, jwk in (
+        (
+            "use-enc-hs256",
+            "An HS256 key (alg HS256) with use enc: a signing key's use is sig (section 7.2).",
+            {**hs256, "use": "enc"},
+        ),
+        (
+            "use-enc-oct-without-alg",
+            "An oct JWK without alg (an HS256 secret) with use enc: only alg A256GCM makes an encryption key "
+            "(sections 7.2, 7.6).",
+            {**bare, "use": "enc"},
+        ),
+        (
+            "use-sig-a256gcm",
+            "An encryption key with use sig: an encryption key's use is enc (section 7.6).",
+            {**a256gcm, "use": "sig"},
+        ),
+        (
+            "use-enc-eddsa",
+            "An Ed25519 public key with use enc: a signing key's use is sig (section 7.2).",
+            {**public, "use": "enc"},
+        ),
+        (
+            "alg-null-oct",
+            "An oct JWK whose alg member is null: present, and not HS256 or A256GCM (sections 7.2, 7.6).",
+            {**hs256, "alg": None},
+        ),
+        (
+            "alg-null-eddsa",
+            "An Ed25519 public key whose alg member is null: present, and not EdDSA (section 7.2).",
+            {**public, "alg": None},
+        ),
+        (
+            "use-null-hs256",
+            "An HS256 key whose use member is null: present, and not sig (section 7.2).",
+            {**hs256, "use": None},
+        ),
+        (
+            "use-null-eddsa",
+            "An Ed25519 public key whose use member is null: present, and not sig (section 7.2).",
+            {**public, "use": None},
+        ),
+        (
+            "use-null-a256gcm",
+            "An encryption key whose use member is null: present, and not enc (section 7.6).",
+            {**a256gcm, "use": None},
+        ),
+    ):
+        add(vector_id, description, jwk)
+    return out
+
+
+def invalid_d4_ring_vectors() -> list[dict[str, Any]]:
+    """An empty ring (section 7.3); rings in which an Ed25519 key's d or x is an oct key's secret (7.6)."""
+    pair = Ed25519PrivateKey.from_private_bytes(
+        seed("invalid key vectors: an Ed25519 key whose bytes are a secret")
+    )
+    d, x = pair.private_bytes_raw(), pair.public_key().public_bytes_raw()
+    private = Key.from_jwk({"kty": "OKP", "crv": "Ed25519", "d": b64(d), "x": b64(x)}).private_jwk()
+    public = {k: v for k, v in private.items() if k != "d"}
+
+    def oct_key(alg: str, secret: bytes) -> dict[str, Any]:
+        return {
+            "kty": "oct",
+            "alg": alg,
+            "use": "enc" if alg == "A256GCM" else "sig",
+            "kid": alg.lower(),
+            "k": b64(secret),
+        }
+
+    out = [
+        {
+            "id": "empty-ring",
+            "description": "A key set with no key: a ring holds at least one key (section 7.3).",
+            "jwks": {"keys": []},
+        }
+    ]
+    for alg, label in (("A256GCM", "a256gcm"), ("HS256", "hs256")):
+        out.append(
+            {
+                "id": f"shared-secret-{label}-eddsa-x",
+                "description": f"An {alg} key whose secret is the x (the public key) of an Ed25519 key of "
+                "the ring: the bytes of a d or an x are secret bytes for the rule of section 7.6.",
+                "jwks": {"keys": [oct_key(alg, x), public]},
+            }
+        )
+        out.append(
+            {
+                "id": f"shared-secret-{label}-eddsa-d",
+                "description": f"An {alg} key whose secret is the d (the private key) of an Ed25519 key of "
+                "the ring (section 7.6).",
+                "jwks": {"keys": [private, oct_key(alg, d)]},
+            }
+        )
+    return out
+
+
 def all_invalid_key_vectors() -> list[dict[str, Any]]:
     """invalid-keys.json: every entry is refused by the reference when loaded, or this script stops."""
-    out = invalid_key_vectors() + invalid_oct_key_vectors() + invalid_ring_vectors()
+    out = (
+        invalid_key_vectors()
+        + invalid_oct_key_vectors()
+        + invalid_ring_vectors()
+        + invalid_member_vectors()
+        + invalid_d4_ring_vectors()
+    )
     for entry in out:
         try:
             if "jwks" in entry:

@@ -38,8 +38,39 @@ def test_each_token_vector_gets_its_expected_verdict_and_reason(vector: dict[str
 
 @pytest.mark.parametrize("case", BINDABLE, ids=lambda c: c["id"])
 def test_each_argument_vector_canonicalizes_and_digests_as_written(case: dict[str, Any]) -> None:
-    assert canonicalize(case["arguments"]).decode("utf-8") == case["canonical"]
-    assert arguments_digest(case["arguments"]) == case["digest"]
+    # A vector with arguments_text is read from its text, as a request would be (profile 12.3).
+    arguments = json.loads(case["arguments_text"]) if "arguments_text" in case else case["arguments"]
+    assert arguments == case["arguments"]
+    assert canonicalize(arguments).decode("utf-8") == case["canonical"]
+    assert arguments_digest(arguments) == case["digest"]
+
+
+def test_a_repeated_member_name_in_arguments_is_read_last_wins() -> None:
+    # Profile 3.4 (issue 32, D2): the digest is that of the object as I-JSON parsers read it.
+    case = next(c for c in ARGUMENTS["vectors"] if c["id"] == "duplicate-member-last-wins")
+    assert case["arguments_text"].count('"env"') == 2
+    assert json.loads(case["arguments_text"])["env"] == "prod"
+    assert arguments_digest(json.loads(case["arguments_text"])) == case["digest"]
+    assert arguments_digest({"env": "staging", "options": {"force": True}}) != case["digest"]
+
+
+def nesting(value: Any) -> int:
+    """The depth of ``value`` as profile 3.3 counts it: a scalar 0, ``[]`` and ``{}`` 1."""
+    if isinstance(value, dict):
+        return 1 + max((nesting(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((nesting(v) for v in value), default=0)
+    return 0
+
+
+def test_arguments_nest_at_most_256_levels() -> None:
+    # Profile 3.4 (issue 32, D3): 256 levels bind, 257 are unbindable.
+    by_id = {c["id"]: c for c in ARGUMENTS["vectors"]}
+    assert nesting(by_id["nested-256"]["arguments"]) == 256
+    assert nesting(by_id["nested-257"]["arguments"]) == 257
+    assert arguments_digest(by_id["nested-256"]["arguments"]) == by_id["nested-256"]["digest"]
+    with pytest.raises(ValueError, match="deeper than 256 levels"):
+        arguments_digest(by_id["nested-257"]["arguments"])
 
 
 @pytest.mark.parametrize("case", UNBINDABLE, ids=lambda c: c["id"])
@@ -47,6 +78,10 @@ def test_arguments_with_an_integer_beyond_2_53_or_not_an_object_are_unbindable(c
     assert set(case) == {"id", "arguments", "unbindable"}
     if not isinstance(case["arguments"], dict):  # present but not an object (profile 3.4, 8.2)
         with pytest.raises(TypeError, match="must be a JSON object"):
+            arguments_digest(case["arguments"])
+        return
+    if nesting(case["arguments"]) > 256:  # nested too deep (profile 3.4, issue 32 D3)
+        with pytest.raises(ValueError, match="deeper than 256 levels"):
             arguments_digest(case["arguments"])
         return
     with pytest.raises(ValueError, match="pass such ids") as error:
@@ -97,6 +132,43 @@ def test_the_invalid_key_vectors_cover_weak_secrets_kids_and_shared_secrets() ->
         assert any(i.startswith(prefix) for i in ids), prefix
     assert "weak-secret-a256gcm-all-zero" in ids
     assert "kid-null" in ids
+
+
+def test_an_empty_ring_is_refused() -> None:
+    # Profile 7.3 (issue 32, D1).
+    assert {"keys": []} in [v.get("jwks") for v in INVALID_KEYS["vectors"]]
+    with pytest.raises(KeyringError, match="at least one key"):
+        Keyring.from_jwks({"keys": []})
+
+
+@pytest.mark.parametrize("form", ["hs256", "a256gcm"])
+@pytest.mark.parametrize("part", ["x", "d"])
+def test_an_ed25519_d_or_x_used_as_an_oct_secret_is_a_shared_secret(form: str, part: str) -> None:
+    # Profile 7.6 (issue 32, D4): each key loads alone; the ring is refused.
+    ring = next(v for v in INVALID_KEYS["vectors"] if v["id"] == f"shared-secret-{form}-eddsa-{part}")["jwks"]
+    okp = next(jwk for jwk in ring["keys"] if jwk["kty"] == "OKP")
+    octet = next(jwk for jwk in ring["keys"] if jwk["kty"] == "oct")
+    assert octet["k"] == okp[part]
+    with pytest.raises(KeyringError, match="holds the bytes of the Ed25519 key"):
+        Keyring.from_jwks(ring)
+
+
+def test_the_invalid_key_vectors_cover_the_members_of_every_key_type() -> None:
+    ids = {v["id"] for v in INVALID_KEYS["vectors"]}
+    for kid in (
+        "kid-leading-space",
+        "kid-trailing-space",
+        "kid-leading-space-eddsa",
+        "kid-trailing-space-a256gcm",
+    ):
+        assert kid in ids
+    for kind in ("eddsa-public", "eddsa-private", "a256gcm"):
+        assert f"kid-null-{kind}" in ids
+    for pattern in ("all-zero", "one-byte-repeated", "pattern-of-3", "pattern-of-8"):
+        jwk = next(v["jwk"] for v in INVALID_KEYS["vectors"] if v["id"] == f"weak-secret-no-alg-{pattern}")
+        assert "alg" not in jwk
+    for member in ("alg-null-oct", "alg-null-eddsa", "use-null-hs256", "use-null-eddsa", "use-null-a256gcm"):
+        assert member in ids
 
 
 def test_the_invalid_key_vectors_cover_all_eight_small_order_points() -> None:

@@ -199,13 +199,21 @@ type argumentVector struct {
 	Canonical  string          `json:"canonical"`
 	Digest     string          `json:"digest"`
 	Unbindable bool            `json:"unbindable"`
+	// ArgumentsText, when present, is the arguments as a request's JSON text
+	// (a member name repeated, which no JSON value writes): it is what is
+	// read, and the last member of a name wins (profile 3.4 and 12.3).
+	ArgumentsText *string `json:"arguments_text"`
 }
 
 // check canonicalizes and digests the vector's arguments: both must agree
 // with the vector, or both must fail when it is unbindable.
 func (vector argumentVector) check() vectorCheck {
-	canonical, err := binding.Canonicalize(vector.Arguments)
-	digest, digestErr := binding.Digest(vector.Arguments)
+	arguments := vector.Arguments
+	if vector.ArgumentsText != nil {
+		arguments = json.RawMessage(*vector.ArgumentsText)
+	}
+	canonical, err := binding.Canonicalize(arguments)
+	digest, digestErr := binding.Digest(arguments)
 	got := fmt.Sprintf("canonical %s, digest %s", canonical, digest)
 	if err != nil {
 		got = "unbindable: " + err.Error()
@@ -249,10 +257,15 @@ func (vector invalidKeyVector) check() vectorCheck {
 	if vector.JWK != nil {
 		return vectorCheck{ID: vector.ID, Got: got, Want: "refused", OK: err != nil}
 	}
-	want := "refused: keys holding the same secret"
 	var ring struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
+	if jsonErr := json.Unmarshal(vector.JWKS, &ring); jsonErr == nil && ring.Keys != nil && len(ring.Keys) == 0 {
+		// Profile 7.3 (issue 32, D1): a ring holds at least one key.
+		want := "refused: a ring with no key"
+		return vectorCheck{ID: vector.ID, Got: got, Want: want, OK: err != nil && strings.Contains(err.Error(), "at least one key")}
+	}
+	want := "refused: keys holding the same secret"
 	if jsonErr := json.Unmarshal(vector.JWKS, &ring); jsonErr != nil || len(ring.Keys) < 2 {
 		return vectorCheck{ID: vector.ID, Got: "not a ring of two keys or more", Want: want}
 	}

@@ -2,6 +2,7 @@ package keys
 
 import (
 	"bytes"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -33,8 +34,9 @@ type Keyring struct {
 }
 
 // NewKeyring makes a ring of keys, the first one signing. It refuses an empty
-// ring, two keys with one kid, and (decision D4) an encryption key that holds the
-// same secret as any other key.
+// ring, two keys with one kid, (decision D4) an encryption key that holds the
+// same secret as any other key, and (issue 32, D4) an HS256 or encryption key
+// whose secret is the d or the x of an Ed25519 key of the ring.
 func NewKeyring(keys ...*Key) (*Keyring, error) {
 	if len(keys) == 0 {
 		return nil, keyringError("a key ring needs at least one key")
@@ -60,7 +62,32 @@ func NewKeyring(keys ...*Key) (*Keyring, error) {
 		}
 		r.byKid[k.kid] = k
 	}
+	// Issue 32, D4: the d and the x of an Ed25519 key are secret bytes for the
+	// rule of profile 7.6 too (an x is published, a d signs), so no oct key of
+	// the ring may hold either.
+	for _, k := range r.keys {
+		for _, other := range r.keys {
+			if k.holdsBytesOf(other) {
+				return nil, keyringErrorf("key %q holds the same secret bytes as the d or the x of the Ed25519 key "+
+					"%q; an oct key must hold a secret of its own", k.kid, other.kid)
+			}
+		}
+	}
 	return r, nil
+}
+
+// holdsBytesOf tells whether k is an oct key (HS256 or A256GCM) whose secret
+// is the private key d or the public key x of the Ed25519 key other, compared
+// in constant time.
+func (k *Key) holdsBytesOf(other *Key) bool {
+	if k.secret == nil || other.alg != EdDSA {
+		return false
+	}
+	held := subtle.ConstantTimeCompare(k.secret, other.public)
+	if other.private != nil {
+		held |= subtle.ConstantTimeCompare(k.secret, other.private.Seed())
+	}
+	return held == 1
 }
 
 // Keyring returns the ring itself, so a *Keyring is a Source.

@@ -133,7 +133,8 @@ def test_a_verifier_that_loads_a_ring_key_by_key_misses_the_shared_secret_rule()
     assert (
         "FAIL invalid-keys/shared-secret-a256gcm-then-hs256: expected refused at load, got loaded" in report
     )
-    assert "failed rule: refuses a key at load (6 cases)" in report
+    # The six shared-secret rings of issue 24, the four Ed25519 d/x rings and the empty ring of issue 32.
+    assert "failed rule: refuses a key at load (11 cases)" in report
     assert "refused every valid key" not in report
 
 
@@ -151,6 +152,93 @@ def test_a_verifier_that_judges_numbers_by_the_exact_decimal_fails() -> None:
     report = caught("exact-decimal")
     assert "FAIL arguments/fraction-rounds-to-2-53: expected unbindable, got digest" in report
     assert "failed rule: unbindable arguments (1 cases)" in report
+
+
+#: Issue 32: the three blind spots and the nine doubles of the round's key and argument rules, each with the
+#: vectors that catch it and the rule the report names.
+ISSUE_32_DOUBLES = {
+    "trim-kid": (
+        ["kid-leading-space", "kid-trailing-space", "kid-leading-space-eddsa", "kid-trailing-space-a256gcm"],
+        "refuses a key at load",
+    ),
+    "weak-secret-needs-alg": (
+        [
+            f"weak-secret-no-alg-{name}"
+            for name in ("all-zero", "one-byte-repeated", "pattern-of-3", "pattern-of-8")
+        ],
+        "refuses a key at load",
+    ),
+    "null-kid-absent-on-ed25519": (
+        ["kid-null-eddsa-public", "kid-null-eddsa-private"],
+        "refuses a key at load",
+    ),
+    "accept-empty-ring": (["empty-ring"], "refuses a key at load"),
+    "first-member-wins": (["duplicate-member-last-wins"], "argument digest"),
+    "no-nesting-limit": (["nested-257"], "unbindable arguments"),
+    "accept-shared-eddsa-secret": (
+        [f"shared-secret-{form}-eddsa-{part}" for form in ("a256gcm", "hs256") for part in ("x", "d")],
+        "refuses a key at load",
+    ),
+    "accept-short-secret": (["short-secret-hs256", "short-secret-no-alg"], "refuses a key at load"),
+    "accept-padded-base64": (
+        ["padded-k-hs256", "padded-k-a256gcm", "padded-x-eddsa", "padded-d-eddsa"],
+        "refuses a key at load",
+    ),
+    "ignore-use": (
+        ["use-enc-hs256", "use-enc-oct-without-alg", "use-sig-a256gcm", "use-enc-eddsa"],
+        "refuses a key at load",
+    ),
+    "null-alg-as-absent": (["alg-null-oct", "alg-null-eddsa"], "refuses a key at load"),
+    "null-use-as-absent": (["use-null-hs256", "use-null-eddsa", "use-null-a256gcm"], "refuses a key at load"),
+}
+#: The doubles of a key rule: the generated key mutations alone must catch each of them too.
+KEY_RULE_DOUBLES = [fault for fault, (_, rule) in ISSUE_32_DOUBLES.items() if rule == "refuses a key at load"]
+
+
+@pytest.mark.parametrize("fault", ISSUE_32_DOUBLES)
+def test_each_double_of_issue_32_fails_on_the_fixed_vectors(fault: str) -> None:
+    vectors, rule = ISSUE_32_DOUBLES[fault]
+    report = caught(fault)
+    for vector in vectors:
+        stem = "arguments" if rule != "refuses a key at load" else "invalid-keys"
+        assert f"FAIL {stem}/{vector}: expected " in report, vector
+    assert f"failed rule: {rule} (" in report
+    assert "class reached: baseline" in report  # no keyless token gets through: these are strict rules
+
+
+@pytest.mark.parametrize("fault", KEY_RULE_DOUBLES)
+def test_each_key_rule_double_fails_on_generated_mutations_alone(fault: str) -> None:
+    # --mutations-only sends no vector: the key mutations (a fifth of 2,000) must find the broken rule.
+    report = caught(fault, options=("--mutations-only", "--mutations", "2000", "--seed", "1"))
+    failures = [line for line in report.splitlines() if line.startswith("FAIL ")]
+    assert failures
+    assert all(line.startswith("FAIL mutation/") and "-key-" in line for line in failures), failures[:5]
+    assert "failed rule: refuses a key at load (" in report
+
+
+def test_mutations_only_sends_no_vector_and_needs_mutations() -> None:
+    run = conformance("--mutations-only", "--mutations", "40", "--seed", "2", "--", *SERVE)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    assert run.stdout.rstrip().endswith("40 passed, 0 failed")
+    none = conformance("--mutations-only", "--mutations", "0", "--", *SERVE)
+    assert none.returncode == 2
+    assert "--mutations-only needs --mutations N" in none.stderr
+
+
+def test_a_fifth_of_the_mutations_are_key_mutations_and_a_signed_run_gets_no_encryption_key() -> None:
+    cases = load_cases(VECTORS)
+    made = mutate(cases, KEYS, count=2000, seed=11)
+    keyed = [case for case in made if case.origin == "key"]
+    assert 300 <= len(keyed) <= 500
+    assert {case.op for case in keyed} == {"load_key"}
+    assert any(case.expected["loaded"] for case in keyed)
+    assert any(not case.expected["loaded"] for case in keyed)
+    families = {case.id.split("-key-")[1].split("-of-")[0] for case in keyed}
+    assert families == {"kid", "alg", "use", "secret", "encoding", "shared", "ring"}
+    signed = [case for case in cases if case.form in (None, "signed")]
+    for case in mutate(signed, KEYS, count=1000, seed=11):
+        if case.origin == "key":
+            assert "A256GCM" not in json.dumps(case.request), case.id
 
 
 def test_a_report_row_replays_its_case_and_one_case_runs_alone(tmp_path: Path) -> None:
@@ -303,6 +391,7 @@ def test_mutations_are_reproducible_from_their_seed() -> None:
         "reencode",
         "context",
         "resign",
+        "key",
     }
 
 
@@ -357,3 +446,20 @@ def test_an_answer_line_with_nan_or_infinity_is_not_json_to_the_runner(literal: 
     assert (count, problem) == (1, "a line that is not JSON")
     assert answers[0] == {"verdict": "refused"}
     assert answers[1] is None
+
+
+def test_an_answer_with_a_null_or_absent_id_stands_for_the_request_in_its_place() -> None:
+    # The protocol answers a line the implementation cannot read with {"id": null, "error": ...}; the run goes
+    # on (a baseline verifier that could not read arguments nested 256 levels used to lose every later case).
+    cases = load_cases(VECTORS)[:4]
+    written = [
+        '{"id": null, "error": "unreadable"}',
+        '{"valid": false}',
+        '{"id": "2", "loaded": true}',
+        '{"id": "9"}',
+    ]
+    lines = "".join(line + "\n" for line in written).encode()
+    answers, count, problem = runner._read(io.BytesIO(lines), cases)
+    assert (count, problem) == (3, "an answer whose id is not '3' (answers go in request order)")
+    assert answers[:3] == [{"error": "unreadable"}, {"valid": False}, {"loaded": True}]
+    assert judge(cases[:1], answers[:1]).results[0].got == "error: unreadable"

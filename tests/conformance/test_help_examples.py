@@ -58,6 +58,7 @@ def test_each_help_example_is_run_by_a_test_here() -> None:
         "-- node",
         "--class baseline",
         "--mutations 200000",
+        "--mutations-only --mutations",
         "--serve",
         "--seed 7",
     ]
@@ -96,6 +97,12 @@ def test_the_long_run_example_runs_against_a_verifier_in_the_current_folder(my_v
     done = run(command, my_verifier)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "class reached: strict" in done.stdout
+
+
+def test_the_mutations_only_example_sends_the_generated_cases_alone(my_verifier: Path) -> None:
+    done = run(example("mrtr-state conformance --mutations-only"), my_verifier)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert done.stdout.rstrip().endswith("2000 passed, 0 failed")
 
 
 def test_the_one_case_example_reruns_that_case_alone(my_verifier: Path) -> None:

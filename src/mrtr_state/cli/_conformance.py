@@ -76,6 +76,7 @@ examples/interop/typescript/README.md says):
   mrtr-state conformance -- node examples/interop/typescript/dist/main.js conformance
   mrtr-state conformance --class baseline --form signed -- go -C examples/baseline/go run .
   mrtr-state conformance --mutations 200000 --seed 7 -- ./my-verifier   # a long differential run
+  mrtr-state conformance --mutations-only --mutations 2000 -- ./my-verifier  # no fixed vector, only mutations
   mrtr-state conformance --serve                                        # the reference implementation
   mrtr-state conformance --seed 7 --case tokens/expired-at-exp -- ./my-verifier  # re-run one case
 """
@@ -125,6 +126,12 @@ def register(commands: argparse._SubParsersAction[Parser]) -> None:
         "--mutations", type=int, default=500, metavar="N", help="generated mutations to add (default 500)"
     )
     command.add_argument(
+        "--mutations-only",
+        action="store_true",
+        help="send the generated mutations only, not the vectors they are made from: shows whether a rule "
+        "is tested by more than its fixed vectors",
+    )
+    command.add_argument(
         "--seed", type=int, default=None, metavar="N", help="the mutations' seed (default: random, printed)"
     )
     command.add_argument(
@@ -164,12 +171,15 @@ def _conformance(args: argparse.Namespace) -> int:
         raise CliError("give the implementation's command after '--' (or --serve)")
     if args.mutations < 0:
         raise CliError("--mutations must be 0 or more")
+    if args.mutations_only and args.mutations == 0:
+        raise CliError("--mutations-only needs --mutations N of 1 or more: there would be no case to send")
     forms = set(args.forms or ("signed", "encrypted"))
     vectors = default_vectors() if args.vectors is None else args.vectors
     cases = [case for case in _cases(vectors) if case.form is None or case.form in forms]
     seed = random.SystemRandom().randrange(2**31) if args.seed is None else args.seed
     keys = _keys(vectors)
-    cases += mutate(cases, keys, count=args.mutations, seed=seed)
+    generated = mutate(cases, keys, count=args.mutations, seed=seed)
+    cases = generated if args.mutations_only else cases + generated
     if args.only:
         cases = _only(cases, args.only)
     try:
@@ -281,6 +291,7 @@ class _Replay:
         }
         options = [] if args.vectors is None else ["--vectors", str(args.vectors)]
         options += ["--seed", str(seed), "--mutations", str(args.mutations)]
+        options += ["--mutations-only"] if args.mutations_only else []
         options += [option for form in (args.forms or ()) for option in ("--form", form)]
         self._prefix = ["mrtr-state", "conformance", *options]
         self._command = command

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["SETTINGS", "Case", "Number", "load_cases", "to_json"]
+__all__ = ["SETTINGS", "Case", "Number", "RawJson", "load_cases", "to_json"]
 
 #: The verifier settings a token vector may override, and their names in the protocol.
 SETTINGS: Final = ("issuer", "max_lifetime", "leeway", "max_token_bytes", "require_arguments")
@@ -110,12 +110,32 @@ class Number(float):
         return number
 
 
+class RawJson:
+    """JSON text sent exactly as written: what no JSON value writes (a member name repeated).
+
+    An argument vector's ``arguments_text`` (profile 12.3) becomes one, so the
+    implementation reads that text with its own parser, as it reads a request.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        """Hold ``text``, one JSON value on one line."""
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"RawJson({self.text!r})"
+
+
 def to_json(value: Any, *, ensure_ascii: bool = False) -> str:
-    """``json.dumps`` of ``value`` on one line, with every :class:`Number` spelt as its literal."""
+    """``json.dumps`` of ``value`` on one line: a :class:`Number` as its literal, :class:`RawJson` as is."""
     literals: list[str] = []
     nonce = secrets.token_hex(8)
 
     def marked(item: Any) -> Any:
+        if isinstance(item, RawJson):
+            literals.append(item.text)
+            return f"@@{nonce}:{len(literals) - 1}@@"
         if isinstance(item, Number):
             literals.append(item.literal)
             return f"@@{nonce}:{len(literals) - 1}@@"
@@ -151,7 +171,9 @@ def _case(stem: str, data: Mapping[str, Any], keys: Mapping[str, Any], vector: M
         return Case(name, {"op": "load_key", "jwks": vector["jwks"]}, {"loaded": False})
     if "arguments" in vector:
         expected = {"unbindable": True} if vector.get("unbindable") else {"digest": vector["digest"]}
-        return Case(name, {"op": "digest", "arguments": vector["arguments"]}, expected)
+        # A vector with arguments_text (a member name repeated, profile 12.3) is sent as that text.
+        arguments = RawJson(vector["arguments_text"]) if "arguments_text" in vector else vector["arguments"]
+        return Case(name, {"op": "digest", "arguments": arguments}, expected)
     raise ValueError(f"{name}: a vector with no token, jwk, jwks or arguments")
 
 

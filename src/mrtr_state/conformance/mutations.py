@@ -15,6 +15,11 @@ Four kinds, drawn from a seeded random generator so that a run can be repeated:
     the header or the claims changed and the token signed (or encrypted) again
     with the vector key that made it (only a key holder can do this).
 
+A fifth of the mutations (:data:`~mrtr_state.conformance.key_mutations.KEY_SHARE`)
+are of a fifth kind, ``key``: a valid key or ring of ``keys.json`` changed the
+ways the profile's key rules speak of, sent to ``load_key``
+(:mod:`~mrtr_state.conformance.key_mutations`).
+
 The expected answer of every mutation is :func:`~mrtr_state.conformance.answer`'s.
 """
 
@@ -28,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from mrtr_state.conformance.cases import Case
+from mrtr_state.conformance.key_mutations import KEY_SHARE, mutate_key
 from mrtr_state.conformance.reference import answer
 from mrtr_state.keys.keys import A256GCMKey, Key
 from mrtr_state.token import _b64, _json
@@ -39,19 +45,26 @@ _Edit = Callable[[bytes, bytes, Mapping[str, Any]], tuple[bytes, bytes]]
 
 
 def mutate(cases: Sequence[Case], keys: Mapping[str, Any], *, count: int, seed: int) -> list[Case]:
-    """``count`` mutations of the valid token cases among ``cases``, with reference verdicts.
+    """``count`` mutations of the valid token, key and ring cases among ``cases``, with reference verdicts.
 
     ``keys`` is ``spec/vectors/keys.json``: its private and secret keys re-sign
     (or re-encrypt) the ``resign`` mutations. A token whose key is not among them
-    gets the other three kinds only.
+    gets the other three kinds only. About a fifth are key mutations of the valid
+    keys and rings among ``cases`` (those that must load); an encryption key is
+    among them only when ``cases`` hold one.
     """
     valid = [case for case in cases if case.op == "verify" and case.expected["valid"]]
-    if not valid or count <= 0:
+    loadable = [case for case in cases if case.op == "load_key" and case.expected["loaded"] is True]
+    if not (valid or loadable) or count <= 0:
         return []
+    encryption = any(case.form == "encrypted" for case in loadable)
     signers = _signers(keys)
     rng = random.Random(seed)  # noqa: S311  (reproducible test inputs, not secrets)
     made: list[Case] = []
     for number in range(count):
+        if loadable and (not valid or rng.random() < KEY_SHARE):
+            made.append(mutate_key(rng, number, loadable, encryption=encryption))
+            continue
         base = rng.choice(valid)
         kind = rng.choices(("flip", "reencode", "context", "resign"), weights=(40, 10, 15, 35))[0]
         kid = _kid(base.request["token"])

@@ -5,7 +5,10 @@ runner writes one JSON object per line to the implementation's standard input,
 each with an ``id`` and an ``op``, and closes it at the end; the implementation
 writes one JSON object per line to its standard output, each with the ``id`` of
 the request it answers, in the order of the requests. Standard error is free for
-the implementation's own diagnostics.
+the implementation's own diagnostics. An answer whose ``id`` is ``null`` or absent
+is taken as the answer to the request in its place (a line the implementation
+could not read, whose id it cannot know); the judge then fails that case unless
+its class asks nothing of it.
 """
 
 from __future__ import annotations
@@ -160,7 +163,9 @@ def _read(stream: IO[bytes], cases: Sequence[Case]) -> tuple[list[Mapping[str, A
             return answers, number, "a line that is not JSON"
         if not isinstance(message, dict):
             return answers, number, "a line that is not a JSON object"
-        if message.get("id") != str(number):
+        # An answer whose id is null (or absent) is this request's: an implementation that could not read
+        # the line cannot know its id, and the protocol has it answer {"id": null, "error": ...} in order.
+        if message.get("id") not in (str(number), None):
             return answers, number, f"an answer whose id is not {str(number)!r} (answers go in request order)"
         answers[number] = {name: value for name, value in message.items() if name != "id"}
     return answers, len(cases), None

@@ -423,6 +423,13 @@ class EdDSAKey(Key):
             jwk["d"] = _b64.encode(self._private.private_bytes_raw())
         return jwk
 
+    def _secret_bytes(self) -> tuple[bytes, ...]:
+        """The bytes no ``oct`` key of the ring may hold (profile, 7.6): ``x``, and ``d`` when present."""
+        x = self._public.public_bytes(Encoding.Raw, PublicFormat.Raw)
+        if self._private is None:
+            return (x,)
+        return (x, self._private.private_bytes_raw())
+
     def sign(self, message: bytes) -> bytes:
         """The Ed25519 signature of ``message``; a public key cannot sign (KeyringError)."""
         if self._private is None:
@@ -513,7 +520,10 @@ def _check_secrets_apart(keys: tuple[Key, ...]) -> None:
 
     Whatever the kids: the thumbprint catches two keys of one secret only when
     both ids are thumbprints. Two HS256 keys of one secret are left alone (they
-    serve one algorithm; the profile does not forbid them).
+    serve one algorithm; the profile does not forbid them). The ``d`` and the
+    ``x`` of an Ed25519 key count as secret bytes too (decision D4 of issue 32):
+    no ``oct`` key (HS256 or encryption) may hold either, since an ``x`` is public
+    and a ``d`` signs.
     """
     octs = [key for key in keys if isinstance(key, _OctKey)]
     for index, key in enumerate(octs):
@@ -525,6 +535,16 @@ def _check_secrets_apart(keys: tuple[Key, ...]) -> None:
                     f"the keys {key.kid!r} and {other.kid!r} hold the same secret; an encryption key "
                     "must hold a secret of its own, never one that also signs or encrypts under "
                     "another kid (profile, 7.6): generate one with `mrtr-state keygen --alg A256GCM`"
+                )
+    for pair in keys:
+        if not isinstance(pair, EdDSAKey):
+            continue
+        for key in octs:
+            if any(hmac.compare_digest(key._secret, part) for part in pair._secret_bytes()):
+                raise KeyringError(
+                    f"the key {key.kid!r} holds the bytes of the Ed25519 key {pair.kid!r} (its 'd' or "
+                    "its 'x') as its secret; an oct key must hold a secret of its own (profile, 7.6): "
+                    f"generate one with `mrtr-state keygen --alg {key.alg}`"
                 )
 
 

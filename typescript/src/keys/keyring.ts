@@ -217,23 +217,25 @@ export class Key {
     if (!isObject(value)) throw new KeyringError("a JWK must be a JSON object");
     // Profile 7.4 (decision D3): a kid member, when present, is checked; only an absent one defaults.
     const kid = Object.hasOwn(value, "kid") ? checkKid(value.kid) : undefined;
+    // A member that is present is explicit, whatever its value: `"alg": null` or `"use": null` is not an
+    // absent member (profile 7.2 and 7.6; the vectors alg-null-* and use-null-* of issue 32).
+    const member = (name: string, absent: string): unknown => (Object.hasOwn(value, name) ? value[name] : absent);
     if (value.kty === "oct" && value.alg === "A256GCM") {
-      if ((value.use ?? "enc") !== "enc") throw new KeyringError("an A256GCM JWK must have use 'enc' (or no 'use' member)");
+      if (member("use", "enc") !== "enc") throw new KeyringError("an A256GCM JWK must have use 'enc' (or no 'use' member)");
       return Key.encryptionKey(memberBytes(value, "k"), kid);
     }
-    const use = value.use ?? "sig";
-    if (use !== "sig") {
+    if (member("use", "sig") !== "sig") {
       throw new KeyringError(
         "a signing JWK must have use 'sig' (or no 'use' member); an encryption JWK has alg 'A256GCM' and use 'enc'",
       );
     }
     if (value.kty === "oct") {
-      if ((value.alg ?? "HS256") !== "HS256") throw new KeyringError("an 'oct' JWK must be for alg HS256 (or A256GCM for an encryption key)");
+      if (member("alg", "HS256") !== "HS256") throw new KeyringError("an 'oct' JWK must be for alg HS256 (or A256GCM for an encryption key)");
       return Key.fromSecret(memberBytes(value, "k"), kid === undefined ? {} : { kid });
     }
     if (value.kty === "OKP") {
       if (value.crv !== "Ed25519") throw new KeyringError("an 'OKP' JWK must be on curve Ed25519 (crv 'Ed25519')");
-      const alg = value.alg ?? "EdDSA";
+      const alg = member("alg", "EdDSA");
       if (alg !== "EdDSA" && alg !== "Ed25519") throw new KeyringError("an Ed25519 JWK must be for alg EdDSA");
       const x = memberBytes(value, "x");
       if (x.length !== 32) throw new KeyringError("an Ed25519 JWK's 'x' must be 32 bytes");
@@ -294,6 +296,19 @@ export class Key {
     const mine = this.#material.secret;
     const theirs = other.#material.secret;
     return mine !== undefined && theirs !== undefined && sameBytes(mine, theirs);
+  }
+
+  /**
+   * Whether this is an `oct` key (HS256 or A256GCM) whose secret is the `d` or the `x` of the Ed25519 key
+   * `other`, compared without an early exit (profile 7.6; issue 32, D4). @internal
+   */
+  holdsBytesOf(other: Key): boolean {
+    const mine = this.#material.secret;
+    const { d, x } = other.#material;
+    if (mine === undefined || x === undefined) return false;
+    const publicBytes = sameBytes(mine, b64.decode(x));
+    const privateBytes = d !== undefined && sameBytes(mine, d);
+    return publicBytes || privateBytes;
   }
 
   /**
@@ -370,6 +385,18 @@ export class Keyring implements Iterable<Key> {
         }
       });
     });
+    // Issue 32, D4: the d and the x of an Ed25519 key are secret bytes for that rule too (an x is published,
+    // a d signs), so no oct key of the ring may hold either.
+    for (const key of list) {
+      for (const other of list) {
+        if (key.holdsBytesOf(other)) {
+          throw new KeyringError(
+            `the key ${JSON.stringify(key.kid)} holds the bytes of the Ed25519 key ${JSON.stringify(other.kid)} (its 'd' or ` +
+              "its 'x') as its secret: an oct key must hold a secret of its own (profile 7.6); generate a new one",
+          );
+        }
+      }
+    }
     this.keys = Object.freeze(list);
     this.#byKid = byKid;
     Object.freeze(this);

@@ -27,10 +27,36 @@ pub fn canonical_arguments(arguments: &Value) -> Result<Vec<u8>, String> {
     if !arguments.is_object() {
         return Err("the arguments are not a JSON object".into());
     }
+    if depth(arguments, MAX_DEPTH) > MAX_DEPTH {
+        return Err(format!("the arguments nest deeper than {MAX_DEPTH} levels"));
+    }
     if !bindable(arguments) {
         return Err("a number whose value is an integer beyond +/-(2^53 - 1)".into());
     }
     canonicalize(arguments).map_err(|e| e.to_string())
+}
+
+/// The deepest arguments bind: 256 levels, the arguments object being level 1 (profile 3.4, issue 32 D3).
+pub const MAX_DEPTH: usize = 256;
+
+/// How deep `value` nests (a scalar 0, `[]` and `{}` 1), counted up to `limit + 1`.
+fn depth(value: &Value, limit: usize) -> usize {
+    let children: Box<dyn Iterator<Item = &Value>> = match value {
+        Value::Array(items) => Box::new(items.iter()),
+        Value::Object(members) => Box::new(members.values()),
+        _ => return 0,
+    };
+    if limit == 0 {
+        return 1;
+    }
+    let mut deepest = 0;
+    for child in children {
+        deepest = deepest.max(depth(child, limit - 1));
+        if deepest >= limit {
+            return limit + 1;
+        }
+    }
+    deepest + 1
 }
 
 fn bindable(value: &Value) -> bool {

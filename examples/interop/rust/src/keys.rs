@@ -48,10 +48,16 @@ impl Ring {
             .get("keys")
             .and_then(Value::as_array)
             .ok_or("the key set must be an object with a \"keys\" array")?;
+        // Profile 7.3 (issue 32, D1): a ring holds at least one key.
+        if keys.is_empty() {
+            return Err("a key ring needs at least one key".into());
+        }
         let mut ring: Vec<VerifyingKey> = Vec::with_capacity(keys.len());
         let mut encryption: Vec<EncryptionKey> = Vec::new();
         // The secrets of the HS256 keys so far: an encryption key may share none (profile 7.6).
         let mut hs256_secrets: Vec<Vec<u8>> = Vec::new();
+        // The x and d of the Ed25519 keys so far: no oct key may hold either (profile 7.6, issue 32 D4).
+        let mut ed25519_bytes: Vec<Vec<u8>> = Vec::new();
         for (i, jwk) in keys.iter().enumerate() {
             if is_encryption_jwk(jwk) {
                 let key = EncryptionKey::load(jwk).map_err(|e| format!("key {i}: {e}"))?;
@@ -62,6 +68,7 @@ impl Ring {
                 }
                 if hs256_secrets.iter().any(|s| key.holds(s))
                     || encryption.iter().any(|k| k.holds(key.secret()))
+                    || ed25519_bytes.iter().any(|b| key.holds(b))
                 {
                     return Err(format!(
                         "key {i}: an encryption key holds the secret of another key of the ring"
@@ -83,7 +90,25 @@ impl Ring {
                         "key {i}: an HS256 key holds the secret of an encryption key of the ring"
                     ));
                 }
+                if ed25519_bytes.iter().any(|b| same_bytes(b, &loaded.secret)) {
+                    return Err(format!(
+                        "key {i}: an HS256 key holds the d or the x of an Ed25519 key of the ring"
+                    ));
+                }
                 hs256_secrets.push(loaded.secret.clone());
+            } else {
+                // An Ed25519 key: its x (and d) must be no oct key's secret, before or after it.
+                let mut own = vec![loaded.secret.clone()];
+                own.extend(loaded.private.clone());
+                if own.iter().any(|b| {
+                    hs256_secrets.iter().any(|s| same_bytes(s, b))
+                        || encryption.iter().any(|k| k.holds(b))
+                }) {
+                    return Err(format!(
+                        "key {i}: an oct key of the ring holds the d or the x of this Ed25519 key"
+                    ));
+                }
+                ed25519_bytes.extend(own);
             }
             ring.push(VerifyingKey {
                 kid: loaded.kid,
@@ -242,6 +267,11 @@ fn load(value: &Value) -> Result<Loaded, String> {
         secret,
         private,
     })
+}
+
+/// Whether two byte strings are equal, looking at every byte whatever the first difference.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn text<'a>(members: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, String> {

@@ -100,7 +100,7 @@ fn conformance() -> Result<(), String> {
 /// The answer to one request: the verify job, the argument digest and the key loader, as for the
 /// jobs and the vectors.
 fn answer(line: &[u8]) -> Value {
-    let Ok(request) = serde_json::from_slice::<Map<String, Value>>(line) else {
+    let Ok(request) = read_deep::<Map<String, Value>>(line) else {
         return json!({ "id": null, "error": "a request must be one JSON object per line" });
     };
     let outcome = match request.get("op").and_then(Value::as_str) {
@@ -203,7 +203,7 @@ fn vectors(dir: &Path) -> Result<bool, String> {
     let read = |name: &str| -> Result<Value, String> {
         let path = dir.join(name);
         let text = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))
+        read_deep(&text).map_err(|e| format!("{}: {e}", path.display()))
     };
     let (keys, tokens, encrypted, arguments, invalid_keys) = (
         read("keys.json")?,
@@ -340,6 +340,51 @@ fn describe(verdict: &Value, with_state: bool) -> String {
 }
 
 // --- reading jobs --------------------------------------------------------------------------------
+
+/// How deep a request line or a vector file may nest: a guard for the stack, well beyond the 256 levels
+/// arguments bind to (profile 3.4), so that deeper arguments are read, and found unbindable.
+const MAX_TEXT_DEPTH: usize = 1000;
+
+/// Reads JSON text as serde_json does, without its default nesting limit of 128 levels (arguments nest
+/// to 256, issue 32 D3) but refusing text that nests deeper than `MAX_TEXT_DEPTH`. A member name
+/// repeated in an object: the last member wins, as serde_json's maps read it (profile 3.4, D2).
+fn read_deep<T: serde::de::DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
+    use serde::de::Error;
+    if nesting(text) > MAX_TEXT_DEPTH {
+        return Err(serde_json::Error::custom("the JSON text nests too deep"));
+    }
+    let mut reader = serde_json::Deserializer::from_slice(text);
+    reader.disable_recursion_limit();
+    let value = T::deserialize(&mut reader)?;
+    reader.end()?;
+    Ok(value)
+}
+
+/// The deepest nesting of brackets and braces in `text`, outside strings.
+fn nesting(text: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &byte in text {
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
 
 fn object(job: &RawValue) -> Result<Map<String, Value>, String> {
     serde_json::from_str(job.get()).map_err(|_| "not a JSON object".to_owned())

@@ -9,17 +9,13 @@ import {
   argumentsDigest,
   dumps,
   isBindable,
-  JsonError,
   Key,
   Keyring,
   KeyringError,
-  parseStrictJson,
   type Json,
 } from "mrtr-state";
 
 import { isObject, JobError, verifyJob } from "./jobs.js";
-
-const MAX_INPUT_DEPTH = 256;
 
 async function answer(request: { readonly [name: string]: Json }): Promise<{ [name: string]: Json }> {
   const { id: _id, op, ...job } = request;
@@ -54,12 +50,20 @@ export async function conformance(): Promise<void> {
     let reply: { [name: string]: Json };
     let id: Json = null;
     try {
-      const parsed = parseStrictJson(Buffer.from(line, "utf8"), { maxDepth: MAX_INPUT_DEPTH, iJson: false }).value;
+      // A request line is read as a request is (profile 3.4, issue 32 D2): JSON.parse, whose last member of a
+      // repeated name wins, and with no depth limit of its own, so arguments nested deeper than the 256
+      // levels that bind are read, and found unbindable, with the line's own id.
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        throw new JobError("a request line is not JSON");
+      }
       if (!isObject(parsed)) throw new JobError("a request line is not a JSON object");
       id = parsed.id ?? null;
       reply = await answer(parsed);
     } catch (error) {
-      if (!(error instanceof JobError || error instanceof JsonError)) throw error;
+      if (!(error instanceof JobError)) throw error;
       reply = { error: error.message };
     }
     process.stdout.write(dumps({ id, ...reply }) + "\n");

@@ -18,10 +18,14 @@ import org.erdtman.jcs.JsonCanonicalizer;
  * units. Arguments are <em>unbindable</em> (they have no digest) when they are not a JSON object, or hold at any
  * depth a number whose nearest double has magnitude above 2^53 - 1 (so 2^53, {@code 9007199254740991.5} and
  * {@code 1e23} alike: the rule is on the double, decision D1), a number beyond the range of a double
- * ({@code 1e400}), or a lone surrogate.
+ * ({@code 1e400}), or a lone surrogate, or when they nest deeper than {@link #MAX_DEPTH} levels (issue 32, D3).
+ * A member name repeated in the arguments' text is the parser's to read: the last member wins (profile 3.4,
+ * issue 32 D2), which is what {@link StrictJson#parseExact} and Jackson's default reader give.
  */
 public final class ArgumentDigest {
     private static final double MAX_SAFE_INTEGER = 9007199254740991.0;
+    /** The deepest arguments bind: 256 levels, the arguments object being level 1 (profile 3.4, issue 32 D3). */
+    public static final int MAX_DEPTH = 256;
 
     private ArgumentDigest() {}
 
@@ -32,7 +36,8 @@ public final class ArgumentDigest {
      * @return true when the arguments have a digest
      */
     public static boolean isBindable(JsonNode arguments) {
-        return arguments != null && arguments.isObject() && bindable(arguments);
+        return arguments != null && arguments.isObject() && StrictJson.depth(arguments, MAX_DEPTH) <= MAX_DEPTH
+                && bindable(arguments);
     }
 
     private static boolean bindable(JsonNode value) {

@@ -3,6 +3,7 @@ package dev.mrtrstate.keys;
 import dev.mrtrstate.token.Base64Url;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
 import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -62,6 +63,16 @@ public final class Ed25519Key extends Key {
                 throw new IllegalStateException("cannot verify with an Ed25519 key", e);
             }
         });
+    }
+
+    /**
+     * Whether {@code secret} is this key's public key x or its private key d, compared in constant time: no
+     * {@code oct} key of a ring may hold either (profile 7.6; issue 32, D4).
+     */
+    boolean hasBytes(byte[] secret) {
+        boolean publicBytes = MessageDigest.isEqual(secret, x);
+        boolean privateBytes = d != null && MessageDigest.isEqual(secret, d);
+        return publicBytes | privateBytes;
     }
 
     static Ed25519Key of(byte[] x, byte[] d, String kid) {

@@ -187,8 +187,9 @@ public abstract sealed class Key permits OctKey, Ed25519Key {
     }
 
     /**
-     * Refuse a list of keys that cannot form one ring: empty, two keys with one kid, or an encryption key holding
-     * the same secret bytes as any other key (profile 7.6 and 9.10, decision D4).
+     * Refuse a list of keys that cannot form one ring: empty, two keys with one kid, an encryption key holding
+     * the same secret bytes as any other key (profile 7.6 and 9.10, decision D4), or an HS256 or encryption key
+     * holding the d or the x of an Ed25519 key (issue 32, D4).
      *
      * @param keys the keys
      * @throws KeyringException naming the rule and the kid
@@ -205,6 +206,16 @@ public abstract sealed class Key permits OctKey, Ed25519Key {
                         && b instanceof OctKey octB && MessageDigest.isEqual(octA.secret(), octB.secret())) {
                     throw new KeyringException("the encryption key " + (a instanceof A256GcmKey ? a : b).kid()
                             + " holds the same secret as another key of the ring: one secret, one use");
+                }
+            }
+        }
+        // Issue 32, D4: the d and the x of an Ed25519 key are secret bytes for that rule too (an x is published,
+        // a d signs), so no oct key of the ring, HS256 or encryption, may hold either.
+        for (Key a : keys) {
+            for (Key b : keys) {
+                if (a instanceof OctKey oct && b instanceof Ed25519Key pair && pair.hasBytes(oct.secret())) {
+                    throw new KeyringException("the key " + a.kid() + " holds the d or the x of the Ed25519 key "
+                            + b.kid() + " as its secret: one secret, one use");
                 }
             }
         }

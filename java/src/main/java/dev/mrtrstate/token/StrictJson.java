@@ -33,10 +33,18 @@ public final class StrictJson {
     public static final int MAX_STATE_DEPTH = 32;
     /** 2^53 - 1, the largest integer every JSON implementation reads exactly. */
     public static final long MAX_SAFE_INTEGER = 9007199254740991L;
+    /** How deep {@link #parseExact} reads: a guard against text nested without end, not a rule of the profile. */
+    public static final int REQUEST_MAX_DEPTH = 1000;
 
     private static final ObjectMapper SEGMENTS = mapper(MAX_DEPTH);
     /** Configuration (JWKS documents, key files): the same strictness, a looser depth as a guard only. */
     private static final ObjectMapper DOCUMENTS = mapper(256);
+    /**
+     * Requests (a request's arguments, a conformance request line): the last member of a repeated name wins
+     * (profile 3.4, issue 32 D2), numbers exact, and a depth guard well beyond the 256 levels arguments bind to,
+     * so that arguments nested deeper are read and found unbindable rather than refused as text.
+     */
+    private static final ObjectMapper REQUESTS = mapper(REQUEST_MAX_DEPTH, false);
     /** Output: compact, UTF-8. */
     private static final ObjectMapper OUTPUT = JsonMapper.builder().build();
     /** Output with every non-ASCII character escaped. */
@@ -45,8 +53,12 @@ public final class StrictJson {
     private StrictJson() {}
 
     private static ObjectMapper mapper(int maxDepth) {
+        return mapper(maxDepth, true);
+    }
+
+    private static ObjectMapper mapper(int maxDepth, boolean refuseDuplicates) {
         JsonFactory factory = JsonFactory.builder()
-                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                .configure(StreamReadFeature.STRICT_DUPLICATE_DETECTION, refuseDuplicates)
                 .streamReadConstraints(StreamReadConstraints.builder()
                         .maxNestingDepth(maxDepth)
                         // Jackson's default (1000 characters) would refuse 0.000...1 written out at length, a
@@ -57,7 +69,7 @@ public final class StrictJson {
         return JsonMapper.builder(factory)
                 .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
                 .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-                .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
+                .configure(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY, refuseDuplicates)
                 .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES) // 1.50 stays 1.50
                 .build();
     }
@@ -99,14 +111,15 @@ public final class StrictJson {
     }
 
     /**
-     * Parse JSON text that need not be I-JSON (a request's arguments may hold any number): strict syntax, no
-     * duplicate member names, numbers read exactly, nesting to 256 levels.
+     * Parse JSON text that need not be I-JSON (a request's arguments may hold any number): strict syntax, numbers
+     * read exactly, the last member of a repeated name wins (profile 3.4, issue 32 D2: how arguments are read),
+     * nesting to {@link #REQUEST_MAX_DEPTH} levels (a guard; arguments bind to 256 levels).
      *
      * @param text the JSON text
      * @return the value, or null when it is not valid JSON
      */
     public static JsonNode parseExact(String text) {
-        return read(DOCUMENTS, text);
+        return read(REQUESTS, text);
     }
 
     /** One JSON value read by a strict mapper, or null for no value or text that is not strict JSON. */

@@ -13,7 +13,7 @@ class ConformanceMainTest {
     void everyLineGetsAnAnswerWithItsId() {
         assertEquals("{\"id\":\"1\",\"digest\":\"RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o\"}",
                 ConformanceMain.answer("{\"id\":\"1\",\"op\":\"digest\",\"arguments\":{}}").toString());
-        for (String notObject : List.of("[1]", "null", "{\"id\":", "{\"a\":1,\"a\":2}")) {
+        for (String notObject : List.of("[1]", "null", "{\"id\":")) {
             ObjectNode reply = ConformanceMain.answer(notObject);
             assertTrue(reply.has("error") && reply.get("id").isNull(), notObject);
         }
@@ -36,6 +36,31 @@ class ConformanceMainTest {
             assertEquals(2, reply.get("id").intValue(), broken);
             assertTrue(reply.has("error") || reply.has("loaded"), broken);
         }
+    }
+
+    /** Issue 32, D2: a member name repeated in the arguments is read last-wins, as the reference reads it. */
+    @Test
+    void aRepeatedMemberNameInTheArgumentsGetsTheLastMembersDigest() {
+        String last = ConformanceMain.answer("{\"id\":1,\"op\":\"digest\",\"arguments\":{\"env\":\"prod\"}}")
+                .get("digest").textValue();
+        assertEquals("{\"id\":2,\"digest\":\"" + last + "\"}", ConformanceMain.answer(
+                "{\"id\":2,\"op\":\"digest\",\"arguments\":{\"env\":\"staging\",\"env\":\"prod\"}}").toString());
+    }
+
+    /** Issue 32, D3 and item 6: arguments nest at most 256 levels, and a deeper line keeps its own id. */
+    @Test
+    void argumentsNestedDeeperThan256LevelsAreUnbindableAndTheAnswerKeepsItsId() {
+        for (int depth : new int[] {256, 257, 999}) {
+            // The arguments object is level 1, then depth - 1 arrays.
+            String arguments = "{\"n\":" + "[".repeat(depth - 1) + "0" + "]".repeat(depth - 1) + "}";
+            ObjectNode reply = ConformanceMain.answer("{\"id\":\"d" + depth + "\",\"op\":\"digest\",\"arguments\":"
+                    + arguments + "}");
+            assertEquals("d" + depth, reply.get("id").textValue(), reply.toString());
+            assertEquals(depth > 256, reply.has("unbindable"), reply.toString());
+            assertEquals(depth <= 256, reply.has("digest"), reply.toString());
+        }
+        ObjectNode tooDeep = ConformanceMain.answer("[".repeat(100_000) + "]".repeat(100_000));
+        assertTrue(tooDeep.has("error") && tooDeep.get("id").isNull(), "a line nested 100,000 deep");
     }
 
     private static final String SECRET = "3sCuzrHwoaTSxAPvhcyyD8R68RIny7TY8zMvFtQ8fx4";

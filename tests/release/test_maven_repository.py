@@ -14,9 +14,10 @@ resolved class path. The README's install for today (``mvn install`` from a clon
 into a local repository of the test's own, and serves a second fresh project. A third fresh project is a
 user's server: exactly the dependency block of java/README.md's "Dependencies of a server", resolved from the
 same rehearsal repository, with the README's ``OneScreenServer`` and ``ManualRounds`` blocks copied from the
-README as they are, built by one Maven run; the server runs on a free loopback port, the client completes the
-round trip against it, and raw JSON-RPC (tests/java/edge_inputs.py) shows a changed state, a replayed state
-and a request without the bearer token refused; the test stops the server. Without java or mvn this skips,
+README as they are, built by the README's own build command (one Maven run); the README's run commands start
+the server (on a free loopback port in place of 8080) and run the client, which completes the round trip
+against it; raw JSON-RPC (tests/java/edge_inputs.py) shows a changed state, a replayed state and a request
+without the bearer token refused; the test stops the server. Without java or mvn this skips,
 except under CI=true, where it fails. The module took 271 s here on 2 shared cores (both installs, both
 projects, most of it downloads into the temporary local repositories) before the server project was added;
 each Maven command is bounded by TIMEOUT.
@@ -24,11 +25,11 @@ each Maven command is bounded by TIMEOUT.
 
 from __future__ import annotations
 
-import base64
 import os
 import re
-import secrets
+import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -39,7 +40,7 @@ import pytest
 
 from tests.ci import missing_tool
 from tests.docs.fenced_blocks import fenced_blocks
-from tests.java.edge_inputs import ALICE, BRANCH, answer, body, http, valid_state
+from tests.java.edge_inputs import BRANCH, answer, body, http, valid_state
 
 ROOT = Path(__file__).resolve().parents[2]
 JAVA = ROOT / "java"
@@ -284,14 +285,27 @@ def _changed_signature(token: str) -> str:
     return token[:at] + ("B" if token[at] == "A" else "A") + token[at + 1 :]
 
 
+def _on_port(block: str, port: int) -> str:
+    """A run block of java/README.md with its one port, 8080, replaced by ``port``."""
+    assert block.count("8080") == 1, block
+    return block.replace("8080", str(port))
+
+
 def test_a_fresh_server_project_with_the_readme_dependencies_runs_the_readme_server_and_client(
     deployed: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    mvn, java = _tool("mvn"), _tool("java")
+    mvn, bash = _tool("mvn"), _tool("bash")
+    _tool("java")
+    _tool("openssl")  # the README's run block makes the key with it
     dependencies = _readme_block("### Dependencies of a server", "xml", "<artifactId>mcp-core</artifactId>")
     assert "<artifactId>mrtr-state</artifactId>" in dependencies, dependencies
     server_source = _readme_block("### A server in one screen", "java", "public final class OneScreenServer")
     client_source = _readme_block("### A client, round by round", "java", "public final class ManualRounds")
+    # The README's commands: build and start the server in one terminal, run the client in a second.
+    build, start = _readme_block("### A server in one screen", "sh", "java OneScreenServer").split("\n", 1)
+    run_client = _readme_block("### A server in one screen", "sh", "java ManualRounds")
+    assert build.startswith("mvn "), build
+
     app = tmp_path_factory.mktemp("maven-server-app")
     assert not app.resolve().is_relative_to(ROOT.resolve()), "the user's project must live outside the clone"
     (app / "pom.xml").write_text(CONSUMER_POM.format(dependencies=dependencies), encoding="utf-8")
@@ -301,43 +315,32 @@ def test_a_fresh_server_project_with_the_readme_dependencies_runs_the_readme_ser
     (sources / "ManualRounds.java").write_text(client_source, encoding="utf-8")
     local = tmp_path_factory.mktemp("maven-local-server")
     settings = _settings(tmp_path_factory.mktemp("settings-server"), local, deployed.as_uri())
-    classpath_file = app / "classpath.txt"
-    _run(
-        [
-            mvn,
-            "-B",
-            "-q",
-            "-s",
-            str(settings),
-            "compile",
-            "dependency:build-classpath",
-            f"-Dmdep.outputFile={classpath_file}",
-        ],
-        cwd=app,
-    )
-    classpath = os.pathsep.join(
-        [
-            str(app / "target" / "classes"),
-            *classpath_file.read_text(encoding="utf-8").strip().split(os.pathsep),
-        ]
-    )
+    # The README's build command as written, with the settings that stand for the user's ~/.m2.
+    _run([mvn, *shlex.split(build.removeprefix("mvn "), comments=True), "-s", str(settings)], cwd=app)
     _, artifact, version = COORDINATES
     origin = (_artifact_dir(local) / "_remote.repositories").read_text(encoding="utf-8")
     assert f"{artifact}-{version}.jar>rehearsal=" in origin, origin
 
     port = _free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    # An HS256 secret for this run only; the bearer token is the one tests/java/edge_inputs.py sends.
-    keys = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")
-    env = {**os.environ, "MRTR_STATE_KEYS": keys, "EXAMPLE_BEARER_TOKEN": ALICE}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CLASSPATH", "MRTR_STATE_KEYS", "EXAMPLE_BEARER_TOKEN")
+    }
+    found = re.search(r"EXAMPLE_BEARER_TOKEN=(\S+)", start)
+    assert found, start
+    bearer = found.group(1)
     log = app / "server.log"
-    with log.open("w", encoding="utf-8") as stderr:
+    with log.open("w", encoding="utf-8") as output:
+        # Its own process group, so that stopping it stops bash and the JVM it started.
         server = subprocess.Popen(
-            [java, "-cp", classpath, "OneScreenServer", str(port)],
+            [bash, "-c", _on_port(start, port)],
             cwd=app,
             env=env,
-            stdout=stderr,
-            stderr=stderr,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
         )
         try:
             # A bound on a cold JVM and Tomcat on busy cores, not a claim about speed.
@@ -353,7 +356,7 @@ def test_a_fresh_server_project_with_the_readme_dependencies_runs_the_readme_ser
                     assert time.monotonic() < deadline, "the server did not listen within 120 s"
                     time.sleep(0.2)
             client = subprocess.run(
-                [java, "-cp", classpath, "ManualRounds", url],
+                [bash, "-c", _on_port(run_client, port)],
                 cwd=app,
                 env=env,
                 capture_output=True,
@@ -367,7 +370,7 @@ def test_a_fresh_server_project_with_the_readme_dependencies_runs_the_readme_ser
                 'done: Deleted ({"head":"4b1d0aa"})',
             ], client.stdout
 
-            send = http(url)
+            send = http(url, bearer)
             yes = {"confirm": {"action": "accept", "content": {"confirm": True}}}
             state = valid_state(send)
             assert answer(send, body("delete_branch", BRANCH, _changed_signature(state), yes)) == (
@@ -378,8 +381,8 @@ def test_a_fresh_server_project_with_the_readme_dependencies_runs_the_readme_ser
             assert answer(send, body("delete_branch", BRANCH, state, yes)) == ("tool_error", "replayed")
             assert httpx2.post(url, json=body("delete_branch", BRANCH), timeout=30).status_code == 401
         finally:
-            server.terminate()
+            os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=60)
     written = log.read_text(encoding="utf-8")
-    for secret in (keys, ALICE, state):
-        assert secret not in written, "the server logged a key, the bearer token or a state"
+    for secret in (bearer, state):
+        assert secret not in written, "the server logged the bearer token or a state"

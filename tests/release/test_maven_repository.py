@@ -18,9 +18,9 @@ README as they are, built by the README's own build command (one Maven run); the
 the server (on a free loopback port in place of 8080) and run the client, which completes the round trip
 against it; raw JSON-RPC (tests/java/edge_inputs.py) shows a changed state, a replayed state and a request
 without the bearer token refused; the test stops the server. Without java or mvn this skips,
-except under CI=true, where it fails. The module took 271 s here on 2 shared cores (both installs, both
-projects, most of it downloads into the temporary local repositories) before the server project was added;
-each Maven command is bounded by TIMEOUT.
+except under CI=true, where it fails. The module's four tests took 104 s here on 2 shared cores (the deploy,
+today's install and three fresh projects, their dependencies copied from ~/.m2 into the temporary local
+repositories; 271 s when they had to be downloaded); each Maven command is bounded by TIMEOUT.
 """
 
 from __future__ import annotations

@@ -49,9 +49,9 @@ def body(
     return {"jsonrpc": "2.0", "id": next(_IDS), "method": "tools/call", "params": params}
 
 
-def http(url: str) -> Send:
-    """Send requests as alice's POSTs to ``url`` (Streamable HTTP)."""
-    return lambda request: post(url, request)
+def http(url: str, token: str = ALICE) -> Send:
+    """Send requests as alice's POSTs to ``url`` (Streamable HTTP), with the bearer ``token``."""
+    return lambda request: post(url, request, token)
 
 
 def stdio(process: subprocess.Popen[str]) -> Send:
@@ -73,10 +73,11 @@ def stdio(process: subprocess.Popen[str]) -> Send:
     return send
 
 
-def post(url: str, request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
-    """POST one request; the HTTP status and the JSON-RPC answer (from JSON or the first SSE event)."""
+def post(url: str, request: dict[str, Any], token: str = ALICE) -> tuple[int, dict[str, Any] | None]:
+    """POST one request with the bearer ``token``; the HTTP status and the JSON-RPC answer (from JSON or the
+    first SSE event)."""
     headers = {
-        "Authorization": f"Bearer {ALICE}",
+        "Authorization": f"Bearer {token}",
         "Accept": "application/json, text/event-stream",
         "Content-Type": "application/json",
         "MCP-Protocol-Version": PROTOCOL,

@@ -15,18 +15,18 @@ README's Redis store in place of the memory store. Today's
 alternative, the README's ``go mod edit -require ... -replace ...`` to a clone's ``go/`` and ``go mod tidy``,
 runs the same program in another fresh module. The README's client for manual rounds
 (``MultiRoundTripOptions{Disabled: true}``, ``NeedsInput()``) is built there too and run against the README's
-server, started on a free loopback port and stopped by the test. Without a go toolchain this skips,
+server, both by the README's own run commands (a free loopback port in place of 8000); the test stops the
+server. Without a go toolchain this skips,
 except under CI=true, where it fails. It took 4 min here on 2 shared cores busy with other builds (the
 SDK's modules are downloaded once into the temporary cache); each go command is bounded by TIMEOUT.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -36,6 +36,7 @@ from pathlib import Path
 import pytest
 
 from tests.ci import missing_tool
+from tests.docs.fenced_blocks import fenced_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULE = "github.com/mrtr-state/mrtr-state/go"
@@ -196,47 +197,64 @@ def _free_port() -> int:
         return port
 
 
+def _readme_run_block(command: str, port: int) -> str:
+    """go/README.md's one ``sh`` block holding ``command``, its one port, 8000, replaced by ``port``."""
+    found = [text for _, text, _ in fenced_blocks(ROOT / "go" / "README.md", "sh") if command in text]
+    assert len(found) == 1, f"go/README.md: {len(found)} sh blocks hold {command!r}"
+    assert found[0].count("8000") == 1, found[0]
+    return found[0].replace("8000", str(port))
+
+
 def test_the_readme_client_does_manual_rounds_against_the_readme_server(
-    user_module: tuple[str, Path, dict[str, str]], tmp_path: Path
+    user_module: tuple[str, Path, dict[str, str]],
 ) -> None:
+    # go/README.md's run commands as written (a free port in place of 8000), in the fresh module.
     go, app, env = user_module
+    bash = shutil.which("bash")
+    if bash is None or shutil.which("openssl") is None:
+        missing_tool("bash or openssl is not installed; go/README.md's run commands need both")
     for name in ("server", "client"):
         (app / name).mkdir(exist_ok=True)
         shutil.copyfile(README_PROGRAMS / name / "main.go", app / name / "main.go")
     _run(go, ["mod", "tidy"], cwd=app, env=env)
-    for name in ("server", "client"):
-        _run(go, ["build", "-o", str(tmp_path / name), f"./{name}"], cwd=app, env=env)
+    for name in ("server", "client"):  # built once here, so the run commands' go run only links
+        _run(go, ["build", "-o", os.devnull, f"./{name}"], cwd=app, env=env)
     port = _free_port()
-    token = secrets.token_urlsafe(32)  # the example's one bearer token, for this run only
-    keys = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")  # an HS256 secret
-    server_env = {**env, "EXAMPLE_BEARER_TOKEN": token, "MRTR_STATE_KEYS": keys}
-    server = subprocess.Popen(
-        [str(tmp_path / "server"), "-addr", f"127.0.0.1:{port}"],
-        env=server_env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30  # a bound on waiting for the port, not an assertion on speed
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None, f"the server exited: {server.communicate()[1][-2000:]}"
-                assert time.monotonic() < deadline, "the server did not listen within 30 s"
-                time.sleep(0.1)
-        run = subprocess.run(
-            [str(tmp_path / "client"), f"http://127.0.0.1:{port}"],
-            env={**env, "EXAMPLE_BEARER_TOKEN": token},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
+    env = {k: v for k, v in env.items() if k not in ("EXAMPLE_BEARER_TOKEN", "MRTR_STATE_KEYS")}
+    log = app / "server.log"
+    with log.open("w", encoding="utf-8") as output:
+        # Its own process group, so that stopping it stops bash, go run and the server it started.
+        server = subprocess.Popen(
+            [bash, "-c", _readme_run_block("go run ./server", port)],
+            cwd=app,
+            env=env,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
         )
-        assert run.returncode == 0, run.stdout + run.stderr
-        assert run.stdout.splitlines() == ["true 1", "true bad_signature", "false deleted"], run.stdout
-    finally:
-        server.terminate()
-        server.communicate(timeout=30)
+        try:
+            deadline = time.monotonic() + 120  # a bound on waiting for the port, not an assertion on speed
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert server.poll() is None, (
+                        f"the server exited: {log.read_text(encoding='utf-8')[-2000:]}"
+                    )
+                    assert time.monotonic() < deadline, "the server did not listen within 120 s"
+                    time.sleep(0.1)
+            run = subprocess.run(
+                [bash, "-c", _readme_run_block("go run ./client", port)],
+                cwd=app,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                check=False,
+            )
+            assert run.returncode == 0, run.stdout + run.stderr
+            assert run.stdout.splitlines() == ["true 1", "true bad_signature", "false deleted"], run.stdout
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)

@@ -11,23 +11,36 @@ default local repository (``~/.m2/repository``) read as a plain remote repositor
 downloads, then Maven Central. The test checks that the library was downloaded from the rehearsal
 repository, byte for byte the deployed jar, and runs java/README.md's ``SealAndOpen`` program against the
 resolved class path. The README's install for today (``mvn install`` from a clone) is run as written too,
-into a local repository of the test's own, and serves a second fresh project. Without java or mvn this
-skips, except under CI=true, where it fails. The module took 271 s here on 2 shared cores (both installs,
-both projects, most of it downloads into the temporary local repositories); each Maven command is bounded
-by TIMEOUT.
+into a local repository of the test's own, and serves a second fresh project. A third fresh project is a
+user's server: exactly the dependency block of java/README.md's "Dependencies of a server", resolved from the
+same rehearsal repository, with the README's ``OneScreenServer`` and ``ManualRounds`` blocks copied from the
+README as they are, built by the README's own build command (one Maven run); the README's run commands start
+the server (on a free loopback port in place of 8080) and run the client, which completes the round trip
+against it; raw JSON-RPC (tests/java/edge_inputs.py) shows a changed state, a replayed state and a request
+without the bearer token refused; the test stops the server. Without java or mvn this skips,
+except under CI=true, where it fails. The module's four tests took 104 s here on 2 shared cores (the deploy,
+today's install and three fresh projects, their dependencies copied from ~/.m2 into the temporary local
+repositories; 271 s when they had to be downloaded); each Maven command is bounded by TIMEOUT.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
+import signal
+import socket
 import subprocess
+import time
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from tests.ci import missing_tool
+from tests.docs.fenced_blocks import fenced_blocks
+from tests.java.edge_inputs import BRANCH, answer, body, http, valid_state
 
 ROOT = Path(__file__).resolve().parents[2]
 JAVA = ROOT / "java"
@@ -240,3 +253,136 @@ def test_todays_install_from_the_clone_serves_a_fresh_project(
     assert jar == _artifact_dir(local) / jar.name, jar
     origin = (_artifact_dir(local) / "_remote.repositories").read_text(encoding="utf-8")
     assert f"{jar.name}>=" in origin, f"not the jar mvn install put there: {origin}"
+
+
+def _readme_block(heading: str, language: str, contains: str) -> str:
+    """The one fenced ``language`` block of java/README.md, after ``heading``, that holds ``contains``
+    and is not marked as not for copying: what a user copies from that section."""
+    text = README.read_text(encoding="utf-8")
+    assert f"\n{heading}\n" in text, f"java/README.md has no heading {heading!r}"
+    start = text.count("\n", 0, text.index(f"\n{heading}\n")) + 2
+    found = [
+        block
+        for line, block, exempt in fenced_blocks(README, language)
+        if line > start and not exempt and contains in block
+    ]
+    assert len(found) == 1, (
+        f"java/README.md after {heading!r}: {len(found)} {language} blocks hold {contains!r}"
+    )
+    return found[0]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _changed_signature(token: str) -> str:
+    """``token`` with the first character of its signature changed (a canonical base64url character)."""
+    at = token.rindex(".") + 1
+    return token[:at] + ("B" if token[at] == "A" else "A") + token[at + 1 :]
+
+
+def _on_port(block: str, port: int) -> str:
+    """A run block of java/README.md with its one port, 8080, replaced by ``port``."""
+    assert block.count("8080") == 1, block
+    return block.replace("8080", str(port))
+
+
+def test_a_fresh_server_project_with_the_readme_dependencies_runs_the_readme_server_and_client(
+    deployed: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    mvn, bash = _tool("mvn"), _tool("bash")
+    _tool("java")
+    _tool("openssl")  # the README's run block makes the key with it
+    dependencies = _readme_block("### Dependencies of a server", "xml", "<artifactId>mcp-core</artifactId>")
+    assert "<artifactId>mrtr-state</artifactId>" in dependencies, dependencies
+    server_source = _readme_block("### A server in one screen", "java", "public final class OneScreenServer")
+    client_source = _readme_block("### A client, round by round", "java", "public final class ManualRounds")
+    # The README's commands: build and start the server in one terminal, run the client in a second.
+    build, start = _readme_block("### A server in one screen", "sh", "java OneScreenServer").split("\n", 1)
+    run_client = _readme_block("### A server in one screen", "sh", "java ManualRounds")
+    assert build.startswith("mvn "), build
+
+    app = tmp_path_factory.mktemp("maven-server-app")
+    assert not app.resolve().is_relative_to(ROOT.resolve()), "the user's project must live outside the clone"
+    (app / "pom.xml").write_text(CONSUMER_POM.format(dependencies=dependencies), encoding="utf-8")
+    sources = app / "src" / "main" / "java"
+    sources.mkdir(parents=True)
+    (sources / "OneScreenServer.java").write_text(server_source, encoding="utf-8")
+    (sources / "ManualRounds.java").write_text(client_source, encoding="utf-8")
+    local = tmp_path_factory.mktemp("maven-local-server")
+    settings = _settings(tmp_path_factory.mktemp("settings-server"), local, deployed.as_uri())
+    # The README's build command as written, with the settings that stand for the user's ~/.m2.
+    _run([mvn, *shlex.split(build.removeprefix("mvn "), comments=True), "-s", str(settings)], cwd=app)
+    _, artifact, version = COORDINATES
+    origin = (_artifact_dir(local) / "_remote.repositories").read_text(encoding="utf-8")
+    assert f"{artifact}-{version}.jar>rehearsal=" in origin, origin
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CLASSPATH", "MRTR_STATE_KEYS", "EXAMPLE_BEARER_TOKEN")
+    }
+    found = re.search(r"EXAMPLE_BEARER_TOKEN=(\S+)", start)
+    assert found, start
+    bearer = found.group(1)
+    log = app / "server.log"
+    with log.open("w", encoding="utf-8") as output:
+        # Its own process group, so that stopping it stops bash and the JVM it started.
+        server = subprocess.Popen(
+            [bash, "-c", _on_port(start, port)],
+            cwd=app,
+            env=env,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
+        )
+        try:
+            # A bound on a cold JVM and Tomcat on busy cores, not a claim about speed.
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert server.poll() is None, (
+                        f"the server exited: {log.read_text(encoding='utf-8')[-3000:]}"
+                    )
+                    assert time.monotonic() < deadline, "the server did not listen within 120 s"
+                    time.sleep(0.2)
+            client = subprocess.run(
+                [bash, "-c", _on_port(run_client, port)],
+                cwd=app,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                check=False,
+            )
+            assert client.returncode == 0, client.stdout + client.stderr[-3000:]
+            assert client.stdout.splitlines() == [
+                "asked: [confirm]",
+                'done: Deleted ({"head":"4b1d0aa"})',
+            ], client.stdout
+
+            send = http(url, bearer)
+            yes = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+            state = valid_state(send)
+            assert answer(send, body("delete_branch", BRANCH, _changed_signature(state), yes)) == (
+                "tool_error",
+                "bad_signature",
+            )
+            assert answer(send, body("delete_branch", BRANCH, state, yes)) == ("complete",)
+            assert answer(send, body("delete_branch", BRANCH, state, yes)) == ("tool_error", "replayed")
+            assert httpx2.post(url, json=body("delete_branch", BRANCH), timeout=30).status_code == 401
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=60)
+    written = log.read_text(encoding="utf-8")
+    for secret in (bearer, state):
+        assert secret not in written, "the server logged the bearer token or a state"

@@ -42,7 +42,7 @@ public final class OneScreenServer {
         };
     }
 
-    /** Serve delete_branch on http://127.0.0.1:8080/mcp. */
+    /** Serve delete_branch on http://127.0.0.1:8080/mcp, or on the port given as the first argument. */
     public static void main(String[] args) throws Exception {
         StateSealer sealer = StateSealer.builder(Keyring.fromEnv(), "https://tools.example.com")
                 .replayStore(new MemoryReplayStore()).build();  // one replica; RedisReplayStore for several
@@ -74,7 +74,7 @@ public final class OneScreenServer {
                 .build();
         Tomcat tomcat = new Tomcat();
         tomcat.getConnector().setProperty("address", "127.0.0.1");
-        tomcat.getConnector().setPort(8080);
+        tomcat.getConnector().setPort(args.length > 0 ? Integer.parseInt(args[0]) : 8080);
         Context context = tomcat.addContext("", null);
         Tomcat.addServlet(context, "mcp", transport).setAsyncSupported(true);
         context.addServletMappingDecoded("/mcp", "mcp");

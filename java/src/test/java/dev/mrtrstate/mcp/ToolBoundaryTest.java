@@ -2,7 +2,6 @@ package dev.mrtrstate.mcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,15 +11,12 @@ import dev.mrtrstate.StateSealer;
 import dev.mrtrstate.binding.Binding;
 import dev.mrtrstate.keys.KeyAlgorithm;
 import dev.mrtrstate.replay.MemoryReplayStore;
-import io.modelcontextprotocol.common.McpTransportContext;
-import io.modelcontextprotocol.modern.JsonRpc.JSONRPCRequest;
 import io.modelcontextprotocol.modern.JsonRpc.JSONRPCResponse;
 import io.modelcontextprotocol.modern.McpSchema;
 import io.modelcontextprotocol.modern.server.McpRequestContext;
 import io.modelcontextprotocol.modern.server.McpRequestManager;
 import io.modelcontextprotocol.modern.server.McpServer;
 import io.modelcontextprotocol.modern.server.McpSyncResponse;
-import io.modelcontextprotocol.modern.server.McpTransportResponse;
 import io.modelcontextprotocol.modern.server.feature.McpSyncTool;
 import io.modelcontextprotocol.modern.server.feature.McpSyncToolRepository;
 import io.modelcontextprotocol.modern.server.feature.ToolsFeature;
@@ -90,19 +86,9 @@ class ToolBoundaryTest {
         Map<String, Object> params = new HashMap<>();
         params.put("name", tool);
         params.put("arguments", BRANCH);
-        params.put("_meta", Map.of(
-                "io.modelcontextprotocol/protocolVersion", "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities", Map.of("elicitation", Map.of("form", Map.of())),
-                "io.modelcontextprotocol/clientInfo", Map.of("name", "test-client", "version", "1")));
         params.putAll(members);
         params.values().removeIf(value -> value == ABSENT);
-        McpTransportResponse response = server.handle(McpTransportContext.create(Map.of("user", "alice")),
-                new JSONRPCRequest("tools/call", "1", params)).block();
-        assertNotNull(response);
-        if (response instanceof McpTransportResponse.Error error) {
-            return error.response();
-        }
-        return assertInstanceOf(McpTransportResponse.Result.class, response).response();
+        return ToolsCalls.send(server, "alice", params);
     }
 
     private static final Object ABSENT = new Object();

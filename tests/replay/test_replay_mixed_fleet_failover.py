@@ -12,19 +12,22 @@ never restarted. Then:
 - no jti's first redemption is refused as ``replayed``: a jti answered ``replayed`` was accepted by a
   store or met an error (an attempt whose answer was an error may have recorded it, which fails closed);
 - a jti that met no error anywhere was accepted exactly once;
-- each language's store serves again within ``RECOVERY_BOUND_S`` of the kill.
+- each language's store serves again within ``RECOVERY_BOUND_S`` of the kill: it reaches the promoted
+  primary, and it refuses no jti of the other primaries' slots after that bound.
 
-"Serves again" is measured with probe keys in the killed primary's slots, each offered to one language
-only, one every ``PROBE_EVERY_S`` from the kill: a probe served when it was accepted or when its key is
-on the promoted replica afterwards (its SET reached the new primary). With ``WAIT 1`` the promoted
-replica, which has no replica of its own, cannot confirm a write, so every store refuses those slots
-``store_unavailable`` (fail closed) until a replica joins it; the other primaries' slots are accepted
-throughout. Each language's figure is printed (``pytest -s``) and written down in docs/operations.md.
+"Reaches the promoted primary" is measured with probe keys in the killed primary's slots, each offered
+to one language only, one every ``PROBE_EVERY_S`` from the kill until it served: a probe served when it
+was accepted or when its key is on the promoted replica afterwards (its SET reached the new primary).
+With ``WAIT 1`` the promoted replica, which has no replica of its own, cannot confirm a write, so every
+store refuses those slots ``store_unavailable`` (fail closed) until a replica joins it. Only one in
+``VICTIM_SHARE`` of the killed primary's jtis is offered, as each costs a WAIT timeout after the kill.
+The run ends ``AFTER_RECOVERY_S`` after the last store served again. Each language's figures, and its
+refusals by cause, are printed (``pytest -s``); docs/operations.md has them.
 
 The builds are each language's own and cheap when already done: ``go build`` (cached), ``npm ci`` and
 ``npm run build`` only when ``typescript/dist`` is missing or older than the sources, Maven only when
-``java/target`` lacks the classes or their classpath. The run itself takes about 25 to 40 s on two
-cores; a missing tool skips, or fails under CI=true.
+``java/target`` lacks the classes or their classpath (or they are older than the sources). The test takes
+about 45 s on two shared cores (10 s to start, the run 30 s); a missing tool skips, or fails under CI=true.
 """
 
 from __future__ import annotations
@@ -60,9 +63,10 @@ from mrtr_state.replay.replay_redis import RedisReplayStore  # noqa: E402
 
 ISSUER = "https://mcp.example.com"
 LANGUAGES = ("python", "npm", "go", "java")
-#: The most any language's store may take, from the kill, to reach the promoted primary. Measured on two
-#: shared cores (docs/operations.md has the figures): about 2.5 to 5 s, the 1 s node timeout, the replica's
-#: election and one slot map reload; the bound leaves room for a loaded CI machine.
+#: The most any language's store may take, from the kill, to serve again. Measured in five runs on two
+#: shared cores (docs/operations.md): Python 2.6 to 3.1 s, Go 2.7 to 3.4 s, Java 3.2 to 3.8 s, npm 6.0 to
+#: 6.1 s (node-redis refreshes its slot map 5 s after a node starts reconnecting); the bound leaves room
+#: for a loaded CI machine.
 RECOVERY_BOUND_S = 15.0
 #: Every store: the command timeout, and WAIT 1 with its own (shorter) timeout.
 TIMEOUT_MS = 500
@@ -71,7 +75,9 @@ WAIT_TIMEOUT_MS = 100
 PACE_S = 0.02
 #: The fleet runs this long before the kill, and this long after the last store served again.
 BEFORE_KILL_S = 2.0
-AFTER_RECOVERY_S = 1.5
+AFTER_RECOVERY_S = 2.0
+#: One in this many of the killed primary's jtis is offered (each costs a WAIT timeout after the kill).
+VICTIM_SHARE = 4
 PROBE_EVERY_S = 0.2
 JTIS = 2000
 #: How long a redeemer may take to give one answer, to start and connect (a cold JVM on a busy machine).
@@ -327,8 +333,9 @@ def test_a_mixed_fleet_redeems_each_jti_at_most_once_through_a_cluster_failover_
     def slot(key: str) -> int:
         return key_slot(name_of(key).encode())
 
-    keys = [replay_key(ISSUER, f"fleet-{i:06d}") for i in range(JTIS)]
-    on_victim = {key for key in keys if owners[slot(key)] == victim.port}
+    every = [replay_key(ISSUER, f"fleet-{i:06d}") for i in range(JTIS)]
+    on_victim = {key for key in every if owners[slot(key)] == victim.port}
+    keys = [key for i, key in enumerate(every) if key not in on_victim or i % VICTIM_SHARE == 0]
     assert 0 < len(on_victim) < len(keys)
 
     def probe_keys(language: str) -> Iterator[str]:
@@ -365,7 +372,7 @@ def test_a_mixed_fleet_redeems_each_jti_at_most_once_through_a_cluster_failover_
     # or whose key the promoted primary holds.
     recovered: dict[str, float] = {}
     checked = {name: 0 for name in LANGUAGES}
-    deadline = killed + RECOVERY_BOUND_S + 5.0
+    deadline = killed + RECOVERY_BOUND_S + 1.0
     while len(recovered) < len(LANGUAGES) and time.monotonic() < deadline:
         time.sleep(0.3)
         holder = _holder(survivor, victim.port, owners)
@@ -386,9 +393,14 @@ def test_a_mixed_fleet_redeems_each_jti_at_most_once_through_a_cluster_failover_
             break
     time.sleep(AFTER_RECOVERY_S)
     limit[0] = min(len(keys), int((time.monotonic() - start) / PACE_S) + 1)
-    for thread in threads:
+    behind = {name: limit[0] - len(lane.answers) for name, lane in lanes.items()}
+    for name, thread in zip(LANGUAGES, threads, strict=True):
         thread.join(timeout=60)
-        assert not thread.is_alive(), f"{thread.name} did not finish"
+        lane = lanes[name]
+        assert not thread.is_alive(), (
+            f"the {name} lane did not finish within 60 s: {behind[name]} jtis behind at the end of the run, "
+            f"{limit[0] - len(lane.answers)} still; its last answers {list(lane.answers.values())[-3:]}"
+        )
     for name, lane in lanes.items():
         if lane.failure is not None:
             raise AssertionError(f"the {name} redeemer failed") from lane.failure
@@ -404,7 +416,23 @@ def test_a_mixed_fleet_redeems_each_jti_at_most_once_through_a_cluster_failover_
         }
         for name, lane in lanes.items()
     }
-    figures = ", ".join(f"{name} {recovered[name]:.1f} s" for name in LANGUAGES if name in recovered)
+    # When each store last refused a jti of the other primaries' slots after the kill (0: never).
+    elsewhere = {
+        name: max(
+            (
+                lane.answered_at[key] - killed
+                for key, a in lane.answers.items()
+                if "error" in a and key not in on_victim and lane.answered_at[key] > killed
+            ),
+            default=0.0,
+        )
+        for name, lane in lanes.items()
+    }
+    figures = ", ".join(
+        f"{name} {recovered[name]:.1f} s (other slots {elsewhere[name]:.1f} s)"
+        for name in LANGUAGES
+        if name in recovered
+    )
     victims = len(on_victim & set(offered))
     print(f"\nmixed fleet, {len(offered)} jtis ({victims} on the killed primary): {summary}")
     print(f"served again after the kill: {figures}")
@@ -415,16 +443,9 @@ def test_a_mixed_fleet_redeems_each_jti_at_most_once_through_a_cluster_failover_
             if "error" in a
         )
         print(f"{name} refusals: {dict(causes.most_common(4))}")
-        elsewhere = [
-            lane.answered_at[key] - killed
-            for key, a in lane.answers.items()
-            if "error" in a and key not in on_victim and lane.answered_at[key] > killed
-        ]
-        if elsewhere:
-            print(
-                f"{name}: {len(elsewhere)} refusals on other primaries' slots after the kill, "
-                f"the last {max(elsewhere):.1f} s after it"
-            )
+        after = sorted(t - killed for t in lane.answered_at.values() if t > killed)
+        if after:
+            print(f"{name}: {len(after)} answers from the kill to {after[-1]:.1f} s after it")
 
     doubles, replayed_first, not_once = [], [], []
     for key in offered:
@@ -443,9 +464,9 @@ def test_a_mixed_fleet_redeems_each_jti_at_most_once_through_a_cluster_failover_
     )
     assert not_once == [], f"{len(not_once)} jtis met no error but were not accepted exactly once"
     slow = {
-        name: recovered.get(name)
+        name: (recovered.get(name), elsewhere[name])
         for name in LANGUAGES
-        if recovered.get(name, RECOVERY_BOUND_S) >= RECOVERY_BOUND_S
+        if max(recovered.get(name, RECOVERY_BOUND_S), elsewhere[name]) >= RECOVERY_BOUND_S
     }
     assert slow == {}, (
         f"stores that did not serve again within {RECOVERY_BOUND_S} s of the kill: {slow} ({figures})"

@@ -63,10 +63,9 @@ from mrtr_state.replay.replay_redis import RedisReplayStore  # noqa: E402
 
 ISSUER = "https://mcp.example.com"
 LANGUAGES = ("python", "npm", "go", "java")
-#: The most any language's store may take, from the kill, to serve again. Measured in six runs on two
-#: shared cores (docs/operations.md): Python 2.6 to 3.1 s, Go 2.7 to 3.4 s, Java 3.2 to 3.8 s, npm 5.8 to
-#: 6.1 s (node-redis refreshes its slot map 5 s after a node starts reconnecting); the bound leaves room
-#: for a loaded CI machine.
+#: The most any language's store may take, from the kill, to serve again. Measured on two shared cores
+#: (docs/operations.md): Python 2.5 to 3.1 s, Go 2.6 to 3.4 s, Java 2.6 to 3.9 s (thirteen runs), npm 2.7 to
+#: 4.0 s (four runs); the bound leaves room for a loaded CI machine.
 RECOVERY_BOUND_S = 15.0
 #: Every store: the command timeout, and WAIT 1 with its own (shorter) timeout.
 TIMEOUT_MS = 500

@@ -461,11 +461,12 @@ interface ClusterCommands {
 /**
  * A redemption's commands on a Cluster. `SET` alone goes through the cluster client, which follows MOVED and ASK (the
  * node did not run it). `SET` then `WAIT` go down the connection of the key's primary, in that order: WAIT counts the
- * replicas that have that connection's writes. Through the cluster client WAIT would not: its command table sends
- * WAIT to every primary and keeps the smallest count (node-redis 6), so one primary without a replica (a promoted one)
- * refused every redemption of every slot, and a dead one made them all fail. A MOVED or ASK on this path refuses the
- * redemption (the SET did not run) after the cluster client has relearned the map, so the next one goes to the right
- * node. A client without `getNodeClientForKey` (node-redis 5) keeps the cluster client's routing.
+ * replicas that have that connection's writes. Through the cluster client WAIT would not: from node-redis 6.2 its
+ * command table sends WAIT to every primary and keeps the smallest count, so one primary without a replica (a
+ * promoted one) refused every redemption of every slot, and a dead one made them all fail. A MOVED or ASK on this path
+ * refuses the redemption (the SET did not run) after the cluster client has relearned the map, so the next one goes to
+ * the right node. A client without `getNodeClientForKey` (node-redis 5 to 6.0, which route a command by the key given)
+ * keeps the cluster client's routing.
  */
 async function clusterSend(cluster: ClusterCommands, key: string, commands: readonly string[][]): Promise<unknown[]> {
   if (commands.length === 1 || typeof cluster.getNodeClientForKey !== "function") {

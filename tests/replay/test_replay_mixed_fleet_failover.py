@@ -26,8 +26,9 @@ refusals by cause, are printed (``pytest -s``); docs/operations.md has them.
 
 The builds are each language's own and cheap when already done: ``go build`` (cached), ``npm ci`` and
 ``npm run build`` only when ``typescript/dist`` is missing or older than the sources, Maven only when
-``java/target`` lacks the classes or their classpath (or they are older than the sources). The test takes
-about 45 s on two shared cores (10 s to start, the run 30 s); a missing tool skips, or fails under CI=true.
+``java/target`` lacks the classes or their classpath (or they are older than the sources). With the builds
+done, the test takes 23 to 29 s on two shared cores (9 to 15 s to start the cluster and the four stores, the
+run about 11 s); a missing tool skips, or fails under CI=true.
 """
 
 from __future__ import annotations
@@ -77,9 +78,11 @@ BEFORE_KILL_S = 2.0
 AFTER_RECOVERY_S = 2.0
 #: One in this many of the killed primary's jtis is offered (each costs a WAIT timeout after the kill).
 VICTIM_SHARE = 4
+#: After the kill, each language redeems a probe of its own in the killed primary's slots this often.
 PROBE_EVERY_S = 0.2
 #: After the run, each language redeems this many fresh jtis of its own on the surviving primaries' slots.
 AFTERWARDS = 5
+#: The jtis made for the run (it ends long before they run out).
 JTIS = 2000
 #: How long a redeemer may take to give one answer, to start and connect (a cold JVM on a busy machine).
 ANSWER_TIMEOUT_S = 30.0

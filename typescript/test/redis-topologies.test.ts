@@ -181,7 +181,7 @@ describe("RedisReplayStore.fromCluster on a Cluster of 3 primaries and 3 replica
     }
   });
 
-  it("a primary killed: what was redeemed with WAIT stays redeemed, and a store made before serves its slot again after the promotion", async () => {
+  it("a primary killed: what was redeemed with WAIT stays redeemed, a store made before serves its slot again after the promotion, and a WAIT store the surviving primaries' slots", async () => {
     const logger = capture();
     const durable = await RedisReplayStore.fromCluster(nodes.map((node) => node.url), { clock, waitReplicas: 1, logger: capture() });
     const store = await RedisReplayStore.fromCluster(nodes.map((node) => node.url), { clock, timeout: 1, logger });
@@ -207,6 +207,23 @@ describe("RedisReplayStore.fromCluster on a Cluster of 3 primaries and 3 replica
       }
       assert.ok(served, "the store did not serve the killed primary's slot within 30 s");
       assert.equal(await store.redeem("iss#before-failover", LATER), false, "the redemption made with WAIT survived the failover");
+      // The WAIT store accepts on a surviving primary's slot, whose replica acknowledges: its WAIT goes to that
+      // primary alone (through the cluster client, WAIT went to every primary, and the promoted one, which has no
+      // replica, made every redemption of every slot "did not confirm").
+      const elsewhere = Array.from({ length: 50 }, (_, i) => `iss#elsewhere-${i}`).filter((key) => owner(store.redisKey(key)) !== victimPort);
+      let accepted = false;
+      const reasons = new Set<string>();
+      while (!accepted && Date.now() < deadline + 15_000 && elsewhere.length > 0) {
+        try {
+          accepted = await durable.redeem(elsewhere.shift()!, LATER);
+          assert.equal(accepted, true, "a fresh key is accepted");
+        } catch (error) {
+          assert.ok(error instanceof ReplayStoreError, String(error));
+          reasons.add(error.message);
+          await sleep(200);
+        }
+      }
+      assert.ok(accepted, `the WAIT store refused every fresh key on the surviving primaries: ${[...reasons].join("; ")}`);
       assert.equal(logger.lines.filter((line) => line.startsWith("warn")).length, 1, logger.lines.join("\n"));
       assert.equal(logger.lines.at(-1), "info mrtr-state: the Redis Cluster replay store answers again");
     } finally {

@@ -256,6 +256,9 @@ export class RedisReplayStore implements ReplayStore {
     try {
       cluster = redis.createCluster({
         rootNodes: list.map((url) => ({ url })),
+        // Relearn the slot map as soon as a node it uses starts reconnecting (node-redis waits 5 s by default):
+        // a killed primary's slots then reach the promoted replica about 3 s after the kill, not 6.
+        topologyRefreshOnReconnectionAttemptStrategy: 1,
         defaults: {
           ...credentials(options),
           socket: { connectTimeout: connectTimeout * 1000, reconnectStrategy: backoff },
@@ -284,8 +287,7 @@ export class RedisReplayStore implements ReplayStore {
           .then(() => cluster.close())
           .catch(() => cluster.destroy());
       },
-      // The key routes both commands: WAIT has none of its own, so it goes to the node of the SET.
-      (key, commands) => Promise.all(commands.map((args) => cluster.sendCommand(key, false, args))),
+      (key, commands) => clusterSend(cluster, key, commands),
       "Redis Cluster",
     );
     store.#logger.info("mrtr-state: the Redis Cluster replay store is connected");
@@ -448,6 +450,38 @@ function credentials(options: RedisReplayStoreOptions): { password?: string; use
   if (options.password !== undefined) out.password = options.password;
   if (options.username !== undefined) out.username = options.username;
   return out;
+}
+
+/** What {@link clusterSend} needs of node-redis's cluster client. */
+interface ClusterCommands {
+  sendCommand(firstKey: string, isReadonly: boolean, args: string[]): Promise<unknown>;
+  getNodeClientForKey?(key: string, isReadonly?: boolean): Promise<{ sendCommand(args: string[]): Promise<unknown> }>;
+}
+
+/**
+ * A redemption's commands on a Cluster. `SET` alone goes through the cluster client, which follows MOVED and ASK (the
+ * node did not run it). `SET` then `WAIT` go down the connection of the key's primary, in that order: WAIT counts the
+ * replicas that have that connection's writes. Through the cluster client WAIT would not: from node-redis 6.2 its
+ * command table sends WAIT to every primary and keeps the smallest count, so one primary without a replica (a
+ * promoted one) refused every redemption of every slot, and a dead one made them all fail. A MOVED or ASK on this path
+ * refuses the redemption (the SET did not run) after the cluster client has relearned the map, so the next one goes to
+ * the right node. A client without `getNodeClientForKey` (node-redis 5 to 6.0, which route a command by the key given)
+ * keeps the cluster client's routing.
+ */
+async function clusterSend(cluster: ClusterCommands, key: string, commands: readonly string[][]): Promise<unknown[]> {
+  if (commands.length === 1 || typeof cluster.getNodeClientForKey !== "function") {
+    return Promise.all(commands.map((args) => cluster.sendCommand(key, false, args)));
+  }
+  const node = await cluster.getNodeClientForKey(key, false);
+  try {
+    return await Promise.all(commands.map((args) => node.sendCommand(args)));
+  } catch (error) {
+    if (error instanceof Error && /^(MOVED|ASK) /.test(error.message)) {
+      // A read the cluster client routes itself: on MOVED it relearns the slot map. Its answer does not matter.
+      await cluster.sendCommand(key, true, ["EXISTS", key]).catch(() => undefined);
+    }
+    throw error;
+  }
 }
 
 /** The reconnection delay after `retries` failed attempts, in ms: from 50 ms, doubling, to 1 s. */

@@ -2,7 +2,7 @@
 // store, one key a line, for the failover tests in tests/replay (a store must
 // follow a failover while it runs, which a process per redemption cannot show):
 //
-//	redeemlines -cluster 127.0.0.1:7000,... [-timeout 300ms]
+//	redeemlines -cluster 127.0.0.1:7000,... [-timeout 300ms] [-wait 1 -wait-timeout 200ms]
 //	redeemlines -url redis://127.0.0.1:6379/0
 //	redeemlines -sentinel 127.0.0.1:26379,... -master NAME
 //
@@ -34,8 +34,13 @@ func main() {
 	master := flag.String("master", "", "the Sentinel service name")
 	cluster := flag.String("cluster", "", "Redis Cluster node addresses, comma-separated")
 	timeout := flag.Duration("timeout", 0, "the connect and command timeouts (default the store's)")
+	wait := flag.Int("wait", 0, "replicas that must acknowledge a redemption (WAIT; 0: off)")
+	waitTimeout := flag.Duration("wait-timeout", 0, "how long WAIT waits (default the store's)")
 	flag.Parse()
 	opts := []redisstore.Option{redisstore.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	if *wait > 0 {
+		opts = append(opts, redisstore.WithWaitReplicas(*wait, *waitTimeout))
+	}
 	var store *redisstore.Store
 	var err error
 	switch {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.mrtrstate.keys.Ed25519Key;
 import dev.mrtrstate.keys.Key;
 import dev.mrtrstate.keys.KeyAlgorithm;
+import dev.mrtrstate.keys.KeyFile;
 import dev.mrtrstate.keys.KeySource;
 import dev.mrtrstate.keys.KeyringException;
 import dev.mrtrstate.token.StrictJson;
@@ -12,7 +13,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -143,18 +143,36 @@ public final class Keyring implements KeySource {
     }
 
     /**
-     * Load keys from a file holding what {@link #fromEnv(String, Map)} accepts (usually a JWKS).
+     * Load keys from a file holding what {@link #fromEnv(String, Map)} accepts (usually a JWKS), read once with the
+     * rules of every key file reader ({@link KeyFile}): a regular file only (a FIFO, a device, a socket or a
+     * directory is refused before it is opened, so nothing blocks), and not one anyone may write.
      *
      * @param file the file
      * @return the ring
      * @throws KeyringException when the file cannot be read or its keys break a rule
      */
     public static Keyring fromFile(Path file) {
+        return fromFile(file, false);
+    }
+
+    /**
+     * Load keys from a file as {@link #fromFile(Path)} does.
+     *
+     * @param file the file
+     * @param allowWorldWritable load it even if anyone may write it (any local user could then put in a key of
+     *     their own; no deployment needs it)
+     * @return the ring
+     * @throws KeyringException when the file cannot be read or used, or its keys break a rule (the message names the
+     *     file and the rule, never its contents)
+     */
+    public static Keyring fromFile(Path file, boolean allowWorldWritable) {
         byte[] bytes;
         try {
-            bytes = Files.readAllBytes(file);
+            bytes = KeyFile.readOnce(file, allowWorldWritable);
         } catch (IOException e) {
             throw new KeyringException("cannot read the key file " + file + " (" + e.getClass().getSimpleName() + ")");
+        } catch (KeyringException e) {
+            throw new KeyringException("the key file " + file + " cannot be used: " + e.getMessage());
         }
         String text;
         try {

@@ -11,13 +11,35 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * The one reader of key files ({@link ReloadingKeyring}). A key file holds secrets, and whoever may write it may put
- * in a key of their own and mint tokens every replica accepts. So it is read only if it is a regular file (a FIFO, a
- * device, a socket or a directory at the path is refused before it is opened, so a FIFO with no writer never holds
- * the reader), and not if anyone may write it unless the caller allows it. Messages name the rule, never contents.
+ * The one reader of key files ({@link ReloadingKeyring}, {@link dev.mrtrstate.Keyring#fromFile(Path, boolean)}). A
+ * key file holds secrets, and whoever may write it may put in a key of their own and mint tokens every replica
+ * accepts. So it is read only if it is a regular file (a FIFO, a device, a socket or a directory at the path is
+ * refused before it is opened, so a FIFO with no writer never holds the reader), and not if anyone may write it
+ * unless the caller allows it. Messages name the rule, never contents.
  */
-final class KeyFile {
+public final class KeyFile {
     private KeyFile() {}
+
+    /**
+     * The contents of the key file at {@code path}, read once with the rules above: at most
+     * {@link ReloadingKeyring#MAX_KEY_FILE_BYTES} bytes (a larger file is refused, so a device that never ends is
+     * not read to the end). The reader of {@link dev.mrtrstate.Keyring#fromFile(Path, boolean)}.
+     *
+     * @param path the key file
+     * @param allowWorldWritable read it even if anyone may write it
+     * @return its bytes
+     * @throws IOException the file cannot be read (it is missing, or its permissions refuse it)
+     * @throws KeyringException it is not a regular file, anyone may write it and that is not allowed, or it is too
+     *     large (the message names the rule, never contents)
+     */
+    public static byte[] readOnce(Path path, boolean allowWorldWritable) throws IOException {
+        byte[] bytes = read(path, ReloadingKeyring.MAX_KEY_FILE_BYTES + 1, allowWorldWritable,
+                "load it with Keyring.fromFile(path, true)").bytes();
+        if (bytes.length > ReloadingKeyring.MAX_KEY_FILE_BYTES) {
+            throw new KeyringException("it is larger than " + ReloadingKeyring.MAX_KEY_FILE_BYTES + " bytes");
+        }
+        return bytes;
+    }
 
     /** A file's identity: a rename over it, or a rewrite, changes it. */
     record Identity(Object fileKey, long size, long modifiedNanos, long changedNanos) {}

@@ -80,7 +80,9 @@ pub fn answer(line: &[u8]) -> Value {
 fn load_key(request: &Map<String, Value>) -> bool {
     match (request.get("jwks"), request.get("jwk")) {
         (Some(jwks), _) => Keyring::from_jwks_value(jwks).is_ok(),
-        (None, Some(jwk)) => Key::from_jwk(jwk).and_then(|key| Keyring::new(vec![key])).is_ok(),
+        (None, Some(jwk)) => Key::from_jwk(jwk)
+            .and_then(|key| Keyring::new(vec![key]))
+            .is_ok(),
         (None, None) => false,
     }
 }
@@ -121,7 +123,8 @@ fn target(request: &Map<String, Value>) -> Result<Target, String> {
 
 fn verify(request: &Map<String, Value>, arguments: &Arguments) -> Result<Value, String> {
     let keys = request.get("keys").ok_or("missing \"keys\"")?;
-    let ring = Keyring::from_jwks_value(keys).map_err(|e| format!("the verifier's ring does not load: {}", e.message()))?;
+    let ring = Keyring::from_jwks_value(keys)
+        .map_err(|e| format!("the verifier's ring does not load: {}", e.message()))?;
     let leeway = count(request, "leeway", 0)?;
     if leeway > 300 {
         return Err("\"leeway\" must be at most 300 seconds".into());
@@ -132,10 +135,13 @@ fn verify(request: &Map<String, Value>, arguments: &Arguments) -> Result<Value, 
         leeway,
         require_arguments: match request.get("require_arguments") {
             None => false,
-            Some(v) => v.as_bool().ok_or("\"require_arguments\" must be true or false")?,
+            Some(v) => v
+                .as_bool()
+                .ok_or("\"require_arguments\" must be true or false")?,
         },
     };
-    let max_token_bytes = usize::try_from(count(request, "max_token_bytes", 8192)?).map_err(|e| e.to_string())?;
+    let max_token_bytes =
+        usize::try_from(count(request, "max_token_bytes", 8192)?).map_err(|e| e.to_string())?;
     let now = request
         .get("now")
         .filter(|v| !v.as_number().is_some_and(serde_json::Number::is_f64))
@@ -145,10 +151,15 @@ fn verify(request: &Map<String, Value>, arguments: &Arguments) -> Result<Value, 
     let user = string(request, "user")?;
     let verdict = match request.get("token") {
         // Profile 5, step 1: a value that is not a string at all is malformed.
-        Some(Value::String(token)) => crate::token::open_claims(&ring, token, max_token_bytes).and_then(|decoded| {
-            let binding = Binding { user, target: &target, arguments: arguments.as_option() };
-            claims::check(decoded, &settings, &binding, now).map(|checked| checked.state)
-        }),
+        Some(Value::String(token)) => crate::token::open_claims(&ring, token, max_token_bytes)
+            .and_then(|decoded| {
+                let binding = Binding {
+                    user,
+                    target: &target,
+                    arguments: arguments.as_option(),
+                };
+                claims::check(decoded, &settings, &binding, now).map(|checked| checked.state)
+            }),
         _ => Err(crate::errors::Reason::Malformed),
     };
     Ok(match verdict {

@@ -93,20 +93,32 @@ impl Reason {
         match self {
             Reason::TooLarge => "The request state is too large.",
             Reason::Malformed => "The request state is not a well-formed token.",
-            Reason::UnsupportedHeader => "The request state uses a header this server does not accept.",
+            Reason::UnsupportedHeader => {
+                "The request state uses a header this server does not accept."
+            }
             Reason::WrongType => "The request state is not of the expected type.",
-            Reason::UnknownKey => "The request state was sealed with a key this server does not hold.",
+            Reason::UnknownKey => {
+                "The request state was sealed with a key this server does not hold."
+            }
             Reason::AlgorithmMismatch => "The request state's algorithm does not match its key.",
             Reason::BadSignature => "The request state was changed.",
-            Reason::LifetimeTooLong => "The request state's lifetime is longer than this server allows.",
+            Reason::LifetimeTooLong => {
+                "The request state's lifetime is longer than this server allows."
+            }
             Reason::IssuedInFuture => "The request state was issued in the future.",
             Reason::Expired => "The request state has expired.",
             Reason::WrongIssuer => "The request state was issued by another service.",
             Reason::WrongUser => "The request state belongs to another user.",
-            Reason::WrongTool => "The request state was issued for another tool, prompt or resource.",
-            Reason::WrongRequest => "The request state was issued for a request with other arguments.",
+            Reason::WrongTool => {
+                "The request state was issued for another tool, prompt or resource."
+            }
+            Reason::WrongRequest => {
+                "The request state was issued for a request with other arguments."
+            }
             Reason::Replayed => "The request state was already used.",
-            Reason::StoreUnavailable => "The request state cannot be checked right now; retry later.",
+            Reason::StoreUnavailable => {
+                "The request state cannot be checked right now; retry later."
+            }
         }
     }
 }

@@ -63,12 +63,17 @@ pub struct StateSealerBuilder {
 
 impl fmt::Debug for StateSealerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StateSealerBuilder").field("issuer", &self.issuer).finish_non_exhaustive()
+        f.debug_struct("StateSealerBuilder")
+            .field("issuer", &self.issuer)
+            .finish_non_exhaustive()
     }
 }
 
 fn system_clock() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 impl StateSealerBuilder {
@@ -122,14 +127,21 @@ impl StateSealerBuilder {
 
     /// The sealer, or what is wrong with the configuration.
     pub fn build(self) -> Result<StateSealer, ConfigError> {
-        let issuer = self.issuer.filter(|i| !i.is_empty()).ok_or_else(|| ConfigError::new("an issuer is required"))?;
+        let issuer = self
+            .issuer
+            .filter(|i| !i.is_empty())
+            .ok_or_else(|| ConfigError::new("an issuer is required"))?;
         if self.leeway > MAX_LEEWAY {
             return Err(ConfigError::new("the leeway must be at most 300 seconds"));
         }
         if self.ttl.as_secs() == 0 || self.ttl > self.max_lifetime {
-            return Err(ConfigError::new("the ttl must be at least 1 second and at most the maximum lifetime"));
+            return Err(ConfigError::new(
+                "the ttl must be at least 1 second and at most the maximum lifetime",
+            ));
         }
-        let secs = |d: Duration| i64::try_from(d.as_secs()).map_err(|_| ConfigError::new("a duration is too long"));
+        let secs = |d: Duration| {
+            i64::try_from(d.as_secs()).map_err(|_| ConfigError::new("a duration is too long"))
+        };
         Ok(StateSealer {
             settings: VerifierSettings {
                 issuer,
@@ -182,14 +194,23 @@ impl StateSealer {
         if !claims::state_is_sealable(state) || user.is_empty() {
             return Err(Reason::Malformed.into());
         }
-        let binding = Binding { user, target, arguments };
+        let binding = Binding {
+            user,
+            target,
+            arguments,
+        };
         let digest = if target.takes_arguments() {
-            Some(binding.digest().map_err(|_| InvalidRequestState::new(Reason::WrongRequest))?)
+            Some(
+                binding
+                    .digest()
+                    .map_err(|_| InvalidRequestState::new(Reason::WrongRequest))?,
+            )
         } else {
             None
         };
         let mut random = [0u8; 16];
-        getrandom::fill(&mut random).map_err(|_| InvalidRequestState::new(Reason::StoreUnavailable))?;
+        getrandom::fill(&mut random)
+            .map_err(|_| InvalidRequestState::new(Reason::StoreUnavailable))?;
         let jti = b64::encode(&random);
         let now = (self.clock)();
         let audience = target.audience();
@@ -223,7 +244,8 @@ impl StateSealer {
         target: &Target,
         arguments: Option<&Value>,
     ) -> Result<Value, InvalidRequestState> {
-        self.check(token, user, target, arguments).map(|checked| checked.state)
+        self.check(token, user, target, arguments)
+            .map(|checked| checked.state)
     }
 
     /// Opens a token (profile section 5): steps 1 to 19, then with `consume` step 20, single use,
@@ -241,9 +263,15 @@ impl StateSealer {
             // Profile 5, step 20: single use, last, so a token that fails any other step never
             // costs a store write. The key is iss#jti, never the token text; it is kept until
             // exp + 2 × leeway by this verifier's clock.
-            let store = self.replay_store.as_ref().ok_or(InvalidRequestState::new(Reason::StoreUnavailable))?;
+            let store = self
+                .replay_store
+                .as_ref()
+                .ok_or(InvalidRequestState::new(Reason::StoreUnavailable))?;
             let key = format!("{}#{}", checked.issuer, checked.jti);
-            match store.redeem(&key, checked.expires_at + 2 * self.settings.leeway).await {
+            match store
+                .redeem(&key, checked.expires_at + 2 * self.settings.leeway)
+                .await
+            {
                 Ok(true) => {}
                 Ok(false) => return Err(Reason::Replayed.into()),
                 Err(_) => return Err(Reason::StoreUnavailable.into()),
@@ -261,7 +289,16 @@ impl StateSealer {
     ) -> Result<claims::Checked, InvalidRequestState> {
         // Profile 5, steps 1 to 11 (5.1 for the encrypted form), then steps 12 to 19.
         let decoded = token::open_claims(&self.ring, token, self.max_token_bytes)?;
-        let binding = Binding { user, target, arguments };
-        Ok(claims::check(decoded, &self.settings, &binding, (self.clock)())?)
+        let binding = Binding {
+            user,
+            target,
+            arguments,
+        };
+        Ok(claims::check(
+            decoded,
+            &self.settings,
+            &binding,
+            (self.clock)(),
+        )?)
     }
 }

@@ -32,11 +32,16 @@ impl Rng {
 }
 
 fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn read(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/vectors").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../spec/vectors")
+        .join(name);
     json::read(&std::fs::read(path).unwrap(), 4096).unwrap().0
 }
 
@@ -50,7 +55,8 @@ fn target_of(vector: &Value) -> Target {
     Target::Resource(vector["resource"].as_str().unwrap().into())
 }
 
-const TOKEN_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ ";
+const TOKEN_ALPHABET: &[u8] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ ";
 
 fn mutate(text: &[u8], alphabet: &[u8], rng: &mut Rng) -> Vec<u8> {
     let mut out = text.to_vec();
@@ -73,7 +79,10 @@ fn changed_tokens_never_open() {
     let mut rng = Rng(seed | 1);
     let keys = read("keys.json");
     let mut valid = Vec::new();
-    for (file, ring) in [("tokens.json", "verifier_jwks"), ("encrypted.json", "encrypted_verifier_jwks")] {
+    for (file, ring) in [
+        ("tokens.json", "verifier_jwks"),
+        ("encrypted.json", "encrypted_verifier_jwks"),
+    ] {
         let file = read(file);
         let ring = Arc::new(Keyring::from_jwks_value(&keys[ring]).unwrap());
         for vector in file["vectors"].as_array().unwrap() {
@@ -94,7 +103,13 @@ fn changed_tokens_never_open() {
         let setting = |n: &str| vector.get(n).unwrap_or(&defaults[n]).as_u64().unwrap();
         let now = vector["now"].as_i64().unwrap();
         let sealer = StateSealer::builder(ring.clone())
-            .issuer(vector.get("issuer").unwrap_or(&defaults["issuer"]).as_str().unwrap())
+            .issuer(
+                vector
+                    .get("issuer")
+                    .unwrap_or(&defaults["issuer"])
+                    .as_str()
+                    .unwrap(),
+            )
             .max_lifetime(Duration::from_secs(setting("max_lifetime")))
             .leeway(Duration::from_secs(setting("leeway")))
             .max_token_bytes(setting("max_token_bytes") as usize)
@@ -103,7 +118,10 @@ fn changed_tokens_never_open() {
             .unwrap();
         let user = vector["user"].as_str().unwrap();
         match sealer.open_unconsumed(&changed, user, &target_of(vector), vector.get("arguments")) {
-            Ok(_) => panic!("case {case} (seed {seed}): a changed token opened: vector {}", vector["id"]),
+            Ok(_) => panic!(
+                "case {case} (seed {seed}): a changed token opened: vector {}",
+                vector["id"]
+            ),
             Err(refusal) => assert!(Reason::ALL.contains(&refusal.reason)),
         }
     }
@@ -117,7 +135,9 @@ fn close(a: &Value, b: &Value) -> bool {
             let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
             x == y || (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs())
         }
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| close(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| close(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| close(v, w)))
         }
@@ -162,17 +182,32 @@ fn the_strict_reader_agrees_with_serde_json() {
             // number beyond a double (serde_json refuses it) are findings, not syntax errors.
             (Ok((_, f)), Err(_)) if f.lone_surrogate || f.number_overflow => {}
             (Ok((value, _)), Ok(expected)) => {
-                assert!(close(value, expected), "case {case} (seed {seed}): {:?} read differently", String::from_utf8_lossy(&text));
+                assert!(
+                    close(value, expected),
+                    "case {case} (seed {seed}): {:?} read differently",
+                    String::from_utf8_lossy(&text)
+                );
                 agreed_ok += 1;
             }
             (Err(_), Err(_)) => agreed_err += 1,
             _ => panic!(
                 "case {case} (seed {seed}): {:?}: ours {}, serde_json {}",
                 String::from_utf8_lossy(&text),
-                if ours.is_ok() { "reads it" } else { "refuses it" },
-                if oracle.is_ok() { "reads it" } else { "refuses it" }
+                if ours.is_ok() {
+                    "reads it"
+                } else {
+                    "refuses it"
+                },
+                if oracle.is_ok() {
+                    "reads it"
+                } else {
+                    "refuses it"
+                }
             ),
         }
     }
-    assert!(agreed_ok > 0 && agreed_err > 0, "both outcomes seen: {agreed_ok} read, {agreed_err} refused");
+    assert!(
+        agreed_ok > 0 && agreed_err > 0,
+        "both outcomes seen: {agreed_ok} read, {agreed_err} refused"
+    );
 }

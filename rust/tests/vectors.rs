@@ -20,7 +20,9 @@ fn vectors_dir() -> PathBuf {
 fn read(name: &str) -> Value {
     let path = vectors_dir().join(name);
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    json::read(&bytes, 4096).unwrap_or_else(|_| panic!("{} is not JSON", path.display())).0
+    json::read(&bytes, 4096)
+        .unwrap_or_else(|_| panic!("{} is not JSON", path.display()))
+        .0
 }
 
 fn ask(request: &Value) -> Value {
@@ -31,7 +33,9 @@ fn ask(request: &Value) -> Value {
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
@@ -88,7 +92,12 @@ fn token_file(name: &str, keys: &Value) -> (usize, Vec<String>) {
             .ttl(Duration::from_secs(max_lifetime.max(1)))
             .leeway(Duration::from_secs(count("leeway")))
             .max_token_bytes(count("max_token_bytes") as usize)
-            .require_arguments(request.get("require_arguments").and_then(Value::as_bool).unwrap_or(false))
+            .require_arguments(
+                request
+                    .get("require_arguments")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            )
             .clock(move || now)
             .build()
             .expect("the vector's settings build a sealer");
@@ -104,7 +113,9 @@ fn token_file(name: &str, keys: &Value) -> (usize, Vec<String>) {
             _ => false,
         };
         if !ok {
-            failures.push(format!("{name} {id} (StateSealer): got {verdict:?}, expected {expected}"));
+            failures.push(format!(
+                "{name} {id} (StateSealer): got {verdict:?}, expected {expected}"
+            ));
         }
     }
     (vectors.len(), failures)
@@ -119,7 +130,10 @@ fn arguments_file() -> (usize, Vec<String>) {
         // A vector with arguments_text is sent as that text, exactly, and read by the crate's parser.
         let line = match vector.get("arguments_text").and_then(Value::as_str) {
             Some(text) => format!(r#"{{"id": "{id}", "op": "digest", "arguments": {text}}}"#),
-            None => serde_json::to_string(&json!({"id": id, "op": "digest", "arguments": vector["arguments"]})).unwrap(),
+            None => serde_json::to_string(
+                &json!({"id": id, "op": "digest", "arguments": vector["arguments"]}),
+            )
+            .unwrap(),
         };
         let got = answer(line.as_bytes());
         if vector.get("unbindable") == Some(&json!(true)) {
@@ -127,16 +141,24 @@ fn arguments_file() -> (usize, Vec<String>) {
                 failures.push(format!("arguments {id}: got {got}, expected unbindable"));
             }
             if canonical_arguments(&vector["arguments"]).is_ok() {
-                failures.push(format!("arguments {id}: canonicalized, expected unbindable"));
+                failures.push(format!(
+                    "arguments {id}: canonicalized, expected unbindable"
+                ));
             }
             continue;
         }
         if got != json!({"id": id, "digest": vector["digest"]}) {
-            failures.push(format!("arguments {id}: got {got}, expected digest {}", vector["digest"]));
+            failures.push(format!(
+                "arguments {id}: got {got}, expected digest {}",
+                vector["digest"]
+            ));
         }
         match canonical_arguments(&vector["arguments"]) {
             Ok(text) if json!(text) == vector["canonical"] => {}
-            other => failures.push(format!("arguments {id}: canonical {other:?}, expected {}", vector["canonical"])),
+            other => failures.push(format!(
+                "arguments {id}: canonical {other:?}, expected {}",
+                vector["canonical"]
+            )),
         }
     }
     (vectors.len(), failures)
@@ -164,7 +186,9 @@ fn invalid_keys_file() -> (usize, Vec<String>) {
             None => json!({"keys": [vector["jwk"]]}),
         };
         if Keyring::from_jwks_value(&ring).is_ok() {
-            failures.push(format!("invalid key {id}: Keyring::from_jwks_value loaded it"));
+            failures.push(format!(
+                "invalid key {id}: Keyring::from_jwks_value loaded it"
+            ));
         }
     }
     (vectors.len(), failures)
@@ -196,7 +220,10 @@ fn every_vector_file_and_every_vector() {
     let keys = read("keys.json");
     let mut seen = Vec::new();
     let mut failures = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(vectors_dir()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(vectors_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     entries.sort();
     for name in entries {
         let name = name.to_string_lossy().into_owned();
@@ -209,13 +236,20 @@ fn every_vector_file_and_every_vector() {
             "encrypted.json" => token_file(&name, &keys["encrypted_verifier_jwks"]),
             "arguments.json" => arguments_file(),
             "invalid-keys.json" => invalid_keys_file(),
-            other => panic!("spec/vectors/{other} is a vector file this test does not know: add it"),
+            other => {
+                panic!("spec/vectors/{other} is a vector file this test does not know: add it")
+            }
         };
         assert!(count > 0, "{name} holds no vector");
         seen.push(format!("{name}: {count}"));
         failures.extend(fails);
     }
     assert_eq!(seen.len(), 5, "vector files checked: {seen:?}");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     eprintln!("checked {}", seen.join(", "));
 }

@@ -45,7 +45,12 @@ pub fn arguments_digest(arguments: Option<&Value>) -> Result<String, Unbindable>
     Ok(b64::encode(&Sha256::digest(canonical.as_bytes())))
 }
 
-fn write(value: &Value, depth: usize, max_depth: usize, out: &mut String) -> Result<(), Unbindable> {
+fn write(
+    value: &Value,
+    depth: usize,
+    max_depth: usize,
+    out: &mut String,
+) -> Result<(), Unbindable> {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -70,8 +75,10 @@ fn write(value: &Value, depth: usize, max_depth: usize, out: &mut String) -> Res
                 return Err(Unbindable);
             }
             // Members sorted by the UTF-16 code units of their names (RFC 8785 section 3.2.3).
-            let mut members: Vec<(Vec<u16>, &String, &Value)> =
-                map.iter().map(|(k, v)| (k.encode_utf16().collect(), k, v)).collect();
+            let mut members: Vec<(Vec<u16>, &String, &Value)> = map
+                .iter()
+                .map(|(k, v)| (k.encode_utf16().collect(), k, v))
+                .collect();
             members.sort_by(|a, b| a.0.cmp(&b.0));
             out.push('{');
             for (i, (_, name, item)) in members.into_iter().enumerate() {
@@ -137,14 +144,29 @@ mod tests {
 
     #[test]
     fn digest_of_absent_is_digest_of_empty_object() {
-        assert_eq!(arguments_digest(None).unwrap(), "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o");
-        assert_eq!(arguments_digest(Some(&json!({}))).unwrap(), arguments_digest(None).unwrap());
+        assert_eq!(
+            arguments_digest(None).unwrap(),
+            "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"
+        );
+        assert_eq!(
+            arguments_digest(Some(&json!({}))).unwrap(),
+            arguments_digest(None).unwrap()
+        );
     }
 
     #[test]
     fn non_objects_and_large_numbers_are_unbindable() {
-        for v in [json!(null), json!([]), json!("x"), json!(1), json!(true), json!({"a": 9007199254740992u64}),
-                  json!({"a": -9007199254740992i64}), json!({"a": 1e21}), json!({"a": u64::MAX})] {
+        for v in [
+            json!(null),
+            json!([]),
+            json!("x"),
+            json!(1),
+            json!(true),
+            json!({"a": 9007199254740992u64}),
+            json!({"a": -9007199254740992i64}),
+            json!({"a": 1e21}),
+            json!({"a": u64::MAX}),
+        ] {
             assert_eq!(arguments_digest(Some(&v)), Err(Unbindable), "{v}");
         }
         assert!(arguments_digest(Some(&json!({"a": 9007199254740991u64}))).is_ok());
@@ -153,6 +175,9 @@ mod tests {
     #[test]
     fn numbers_as_ecmascript_writes_them() {
         let v = json!({"a": 1e-7, "b": 4.5, "c": -0.0, "d": 100.0, "e": 1e15});
-        assert_eq!(canonicalize(&v, 10).unwrap(), r#"{"a":1e-7,"b":4.5,"c":0,"d":100,"e":1000000000000000}"#);
+        assert_eq!(
+            canonicalize(&v, 10).unwrap(),
+            r#"{"a":1e-7,"b":4.5,"c":0,"d":100,"e":1000000000000000}"#
+        );
     }
 }

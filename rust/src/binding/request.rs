@@ -28,6 +28,8 @@ impl Binding<'_> {
 impl std::fmt::Debug for Binding<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // No user and no arguments in debug output: they may be personal data.
-        f.debug_struct("Binding").field("target", self.target).finish_non_exhaustive()
+        f.debug_struct("Binding")
+            .field("target", self.target)
+            .finish_non_exhaustive()
     }
 }

@@ -54,9 +54,15 @@ mod tests {
 
     #[test]
     fn audience_is_method_colon_name() {
-        assert_eq!(Target::Tool("deploy".into()).audience(), "tools/call:deploy");
+        assert_eq!(
+            Target::Tool("deploy".into()).audience(),
+            "tools/call:deploy"
+        );
         assert_eq!(Target::Prompt("p".into()).audience(), "prompts/get:p");
-        assert_eq!(Target::Resource("file:///a".into()).audience(), "resources/read:file:///a");
+        assert_eq!(
+            Target::Resource("file:///a".into()).audience(),
+            "resources/read:file:///a"
+        );
         assert!(!Target::Resource("x".into()).takes_arguments());
     }
 }

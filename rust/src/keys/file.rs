@@ -18,7 +18,12 @@ pub struct KeyFileOptions {
 
 /// The key file's bytes. Errors name the path and the rule, never the contents.
 pub(crate) fn read_key_file(path: &Path, options: KeyFileOptions) -> Result<Vec<u8>, KeyringError> {
-    let refuse = |why: String| KeyringError::new(format!("the key file {} cannot be used: {why}", path.display()));
+    let refuse = |why: String| {
+        KeyringError::new(format!(
+            "the key file {} cannot be used: {why}",
+            path.display()
+        ))
+    };
     let mut open = std::fs::OpenOptions::new();
     open.read(true);
     #[cfg(unix)]
@@ -27,12 +32,22 @@ pub(crate) fn read_key_file(path: &Path, options: KeyFileOptions) -> Result<Vec<
         // Non-blocking, so opening a FIFO never waits for a writer; checked below on the opened file.
         open.custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC);
     }
-    let mut file = open.open(path).map_err(|e| refuse(format!("it cannot be read: {}", e.kind())))?;
+    let mut file = open
+        .open(path)
+        .map_err(|e| refuse(format!("it cannot be read: {}", e.kind())))?;
     // The metadata of the file opened, not of whatever the path names by now.
-    let meta = file.metadata().map_err(|e| refuse(format!("it cannot be read: {}", e.kind())))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| refuse(format!("it cannot be read: {}", e.kind())))?;
     if !meta.is_file() {
-        let kind = if meta.is_dir() { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
-        return Err(refuse(format!("it is {kind}: give the path of the key file")));
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(refuse(format!(
+            "it is {kind}: give the path of the key file"
+        )));
     }
     #[cfg(unix)]
     {
@@ -52,7 +67,9 @@ pub(crate) fn read_key_file(path: &Path, options: KeyFileOptions) -> Result<Vec<
         .read_to_end(&mut data)
         .map_err(|e| refuse(format!("it cannot be read: {}", e.kind())))?;
     if data.len() as u64 > MAX_KEY_FILE_BYTES {
-        return Err(refuse(format!("it is larger than {MAX_KEY_FILE_BYTES} bytes")));
+        return Err(refuse(format!(
+            "it is larger than {MAX_KEY_FILE_BYTES} bytes"
+        )));
     }
     Ok(data)
 }

@@ -27,8 +27,8 @@ pub enum KeyKind {
     EdDsa {
         /// The public key.
         public: VerifyingKey,
-        /// The private key, absent on a verify-only key.
-        private: Option<SigningKey>,
+        /// The private key, absent on a verify-only key (boxed: it is large, and rarely held).
+        private: Option<Box<SigningKey>>,
     },
     /// An AES-256-GCM encryption key (`kty` `oct`, `alg` `A256GCM`), exactly 32 bytes.
     A256Gcm {
@@ -45,7 +45,12 @@ pub struct Key {
 
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Key {{ kid: {:?}, alg: {} }}", self.kid, self.algorithm())
+        write!(
+            f,
+            "Key {{ kid: {:?}, alg: {} }}",
+            self.kid,
+            self.algorithm()
+        )
     }
 }
 
@@ -77,7 +82,8 @@ impl Key {
     /// A new random HS256 key (32 bytes from the OS), with its thumbprint as `kid`.
     pub fn generate_hs256() -> Result<Key, KeyringError> {
         let mut secret = Zeroizing::new(vec![0u8; MIN_SECRET_BYTES]);
-        getrandom::fill(&mut secret).map_err(|_| KeyringError::new("the OS random source failed"))?;
+        getrandom::fill(&mut secret)
+            .map_err(|_| KeyringError::new("the OS random source failed"))?;
         let kid = thumbprint_oct(&b64::encode(&secret));
         Ok(Key {
             kid,
@@ -142,15 +148,16 @@ impl Key {
             "oct" => {
                 let encoded = text_member(jwk, "k")?
                     .ok_or_else(|| KeyringError::new("an oct JWK needs \"k\""))?;
-                let secret = Zeroizing::new(
-                    b64::decode(encoded)
-                        .ok_or_else(|| KeyringError::new("\"k\" must be canonical unpadded base64url"))?,
-                );
+                let secret = Zeroizing::new(b64::decode(encoded).ok_or_else(|| {
+                    KeyringError::new("\"k\" must be canonical unpadded base64url")
+                })?);
                 let kid = explicit_kid.unwrap_or_else(|| thumbprint_oct(encoded));
                 let kind = match alg {
                     Some("A256GCM") => {
                         if use_.is_some_and(|u| u != "enc") {
-                            return Err(KeyringError::new("an A256GCM key's \"use\" must be \"enc\""));
+                            return Err(KeyringError::new(
+                                "an A256GCM key's \"use\" must be \"enc\"",
+                            ));
                         }
                         if secret.len() != 32 {
                             return Err(KeyringError::new(format!(
@@ -163,7 +170,9 @@ impl Key {
                     }
                     None | Some("HS256") => {
                         if use_.is_some_and(|u| u != "sig") {
-                            return Err(KeyringError::new("an HS256 key's \"use\" must be \"sig\""));
+                            return Err(KeyringError::new(
+                                "an HS256 key's \"use\" must be \"sig\"",
+                            ));
                         }
                         if secret.len() < MIN_SECRET_BYTES {
                             return Err(KeyringError::new(format!(
@@ -184,19 +193,27 @@ impl Key {
             }
             "OKP" => {
                 if text_member(jwk, "crv")? != Some("Ed25519") {
-                    return Err(KeyringError::new("an OKP JWK must have \"crv\": \"Ed25519\""));
+                    return Err(KeyringError::new(
+                        "an OKP JWK must have \"crv\": \"Ed25519\"",
+                    ));
                 }
                 if alg.is_some_and(|a| a != "EdDSA" && a != "Ed25519") {
-                    return Err(KeyringError::new("an Ed25519 key's \"alg\" must be \"EdDSA\""));
+                    return Err(KeyringError::new(
+                        "an Ed25519 key's \"alg\" must be \"EdDSA\"",
+                    ));
                 }
                 if use_.is_some_and(|u| u != "sig") {
-                    return Err(KeyringError::new("an Ed25519 key's \"use\" must be \"sig\""));
+                    return Err(KeyringError::new(
+                        "an Ed25519 key's \"use\" must be \"sig\"",
+                    ));
                 }
                 let x_text = text_member(jwk, "x")?
                     .ok_or_else(|| KeyringError::new("an Ed25519 JWK needs \"x\""))?;
                 let x: [u8; 32] = b64::decode(x_text)
                     .and_then(|x| x.try_into().ok())
-                    .ok_or_else(|| KeyringError::new("\"x\" must be 32 bytes of canonical unpadded base64url"))?;
+                    .ok_or_else(|| {
+                        KeyringError::new("\"x\" must be 32 bytes of canonical unpadded base64url")
+                    })?;
                 // Profile 7.2: a canonical point, not of small order, checked at load.
                 if !is_acceptable_public_key(&x) {
                     return Err(KeyringError::new(
@@ -211,13 +228,17 @@ impl Key {
                         let d: Zeroizing<[u8; 32]> = Zeroizing::new(
                             b64::decode(d_text)
                                 .and_then(|d| d.try_into().ok())
-                                .ok_or_else(|| KeyringError::new("\"d\" must be 32 bytes of canonical unpadded base64url"))?,
+                                .ok_or_else(|| {
+                                    KeyringError::new(
+                                        "\"d\" must be 32 bytes of canonical unpadded base64url",
+                                    )
+                                })?,
                         );
                         let signing = SigningKey::from_bytes(&d);
                         if signing.verifying_key().as_bytes() != &x {
                             return Err(KeyringError::new("\"x\" is not the public key of \"d\""));
                         }
-                        Some(signing)
+                        Some(Box::new(signing))
                     }
                 };
                 let kid = explicit_kid.unwrap_or_else(|| thumbprint_okp(x_text));
@@ -238,11 +259,16 @@ impl Key {
 }
 
 /// A member that, when present, must be a string (`null` is present, and refused).
-fn text_member<'a>(jwk: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, KeyringError> {
+fn text_member<'a>(
+    jwk: &'a Map<String, Value>,
+    name: &str,
+) -> Result<Option<&'a str>, KeyringError> {
     match jwk.get(name) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(KeyringError::new(format!("\"{name}\" must be a string when present"))),
+        Some(_) => Err(KeyringError::new(format!(
+            "\"{name}\" must be a string when present"
+        ))),
     }
 }
 
@@ -281,7 +307,9 @@ mod tests {
 
     #[test]
     fn weak_and_short_secrets_are_refused() {
-        let random: Vec<u8> = (0..32u8).map(|i| i.wrapping_mul(97).wrapping_add(13)).collect();
+        let random: Vec<u8> = (0..32u8)
+            .map(|i| i.wrapping_mul(97).wrapping_add(13))
+            .collect();
         assert!(Key::from_secret(&random).is_ok());
         assert!(Key::from_secret(&[7u8; 32]).is_err());
         let pattern: Vec<u8> = (0..40).map(|i| (i % 8) as u8 + 1).collect();
@@ -293,8 +321,11 @@ mod tests {
 
     #[test]
     fn debug_never_shows_the_secret() {
-        let secret: Vec<u8> = (0..32u8).map(|i| i.wrapping_mul(97).wrapping_add(13)).collect();
-        let key = Key::from_jwk(&json!({"kty": "oct", "k": b64::encode(&secret), "kid": "k1"})).unwrap();
+        let secret: Vec<u8> = (0..32u8)
+            .map(|i| i.wrapping_mul(97).wrapping_add(13))
+            .collect();
+        let key =
+            Key::from_jwk(&json!({"kty": "oct", "k": b64::encode(&secret), "kid": "k1"})).unwrap();
         let shown = format!("{key:?}");
         assert!(!shown.contains(&b64::encode(&secret)));
         assert_eq!(shown, "Key { kid: \"k1\", alg: HS256 }");
@@ -302,9 +333,25 @@ mod tests {
 
     #[test]
     fn kid_rules() {
-        let k = b64::encode(&(0..32u8).map(|i| i.wrapping_mul(97).wrapping_add(13)).collect::<Vec<_>>());
-        for kid in [json!(""), json!(" a"), json!("a\t"), json!(1), json!(null), json!("\u{7f}"), json!("é"), json!("a".repeat(129))] {
-            assert!(Key::from_jwk(&json!({"kty": "oct", "k": k, "kid": kid})).is_err(), "{kid}");
+        let k = b64::encode(
+            &(0..32u8)
+                .map(|i| i.wrapping_mul(97).wrapping_add(13))
+                .collect::<Vec<_>>(),
+        );
+        for kid in [
+            json!(""),
+            json!(" a"),
+            json!("a\t"),
+            json!(1),
+            json!(null),
+            json!("\u{7f}"),
+            json!("é"),
+            json!("a".repeat(129)),
+        ] {
+            assert!(
+                Key::from_jwk(&json!({"kty": "oct", "k": k, "kid": kid})).is_err(),
+                "{kid}"
+            );
         }
         assert!(Key::from_jwk(&json!({"kty": "oct", "k": k, "kid": "a".repeat(128)})).is_ok());
     }

@@ -41,11 +41,16 @@ impl Keyring {
         let mut by_kid = HashMap::new();
         for (i, key) in keys.iter().enumerate() {
             if by_kid.insert(key.kid().to_owned(), i).is_some() {
-                return Err(KeyringError::new(format!("two keys of the ring have the kid {:?}", key.kid())));
+                return Err(KeyringError::new(format!(
+                    "two keys of the ring have the kid {:?}",
+                    key.kid()
+                )));
             }
         }
         for (i, key) in keys.iter().enumerate() {
-            let Some(secret) = key.oct_secret() else { continue };
+            let Some(secret) = key.oct_secret() else {
+                continue;
+            };
             let is_encryption = matches!(key.kind(), KeyKind::A256Gcm { .. });
             for (j, other) in keys.iter().enumerate() {
                 if i == j {
@@ -53,7 +58,8 @@ impl Keyring {
                 }
                 let other_is_encryption = matches!(other.kind(), KeyKind::A256Gcm { .. });
                 let shares_oct = other.oct_secret().is_some_and(|o| {
-                    (is_encryption || other_is_encryption) && bool::from(subtle::ConstantTimeEq::ct_eq(o, secret))
+                    (is_encryption || other_is_encryption)
+                        && bool::from(subtle::ConstantTimeEq::ct_eq(o, secret))
                 });
                 let holds_ed25519 = other.ed25519_bytes().iter().any(|b| b.as_slice() == secret);
                 if shares_oct || holds_ed25519 {
@@ -70,8 +76,9 @@ impl Keyring {
 
     /// Loads a JWKS (`{"keys": [...]}`) from its JSON text.
     pub fn from_jwks_json(text: &str) -> Result<Keyring, KeyringError> {
-        let value = json::read_strict(text.as_bytes(), MAX_JWKS_DEPTH)
-            .ok_or_else(|| KeyringError::new("the JWKS is not strict JSON (or repeats a member name)"))?;
+        let value = json::read_strict(text.as_bytes(), MAX_JWKS_DEPTH).ok_or_else(|| {
+            KeyringError::new("the JWKS is not strict JSON (or repeats a member name)")
+        })?;
         Keyring::from_jwks_value(&value)
     }
 
@@ -84,7 +91,10 @@ impl Keyring {
         let keys = keys
             .iter()
             .enumerate()
-            .map(|(i, jwk)| Key::from_jwk(jwk).map_err(|e| KeyringError::new(format!("key {i}: {}", e.message()))))
+            .map(|(i, jwk)| {
+                Key::from_jwk(jwk)
+                    .map_err(|e| KeyringError::new(format!("key {i}: {}", e.message())))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Keyring::new(keys)
     }
@@ -98,23 +108,31 @@ impl Keyring {
             let parsed = json::read_strict(value.as_bytes(), MAX_JWKS_DEPTH)
                 .ok_or_else(|| KeyringError::new(format!("{what} is not strict JSON")))?;
             if parsed.get("keys").is_some() {
-                return Keyring::from_jwks_value(&parsed).map_err(|e| KeyringError::new(format!("{what}: {}", e.message())));
+                return Keyring::from_jwks_value(&parsed)
+                    .map_err(|e| KeyringError::new(format!("{what}: {}", e.message())));
             }
-            let key = Key::from_jwk(&parsed).map_err(|e| KeyringError::new(format!("{what}: {}", e.message())))?;
+            let key = Key::from_jwk(&parsed)
+                .map_err(|e| KeyringError::new(format!("{what}: {}", e.message())))?;
             return Keyring::new(vec![key]);
         }
         use base64::Engine;
         use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
         let text = value.trim_end_matches('=');
-        let url = text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        let std = text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
+        let url = text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        let std = text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
         let decoded = match (text.is_empty(), url, std) {
             (false, true, _) => URL_SAFE_NO_PAD.decode(text).ok(),
             (false, false, true) => STANDARD_NO_PAD.decode(text).ok(),
             _ => None,
         };
         let secret = zeroize::Zeroizing::new(decoded.ok_or_else(|| {
-            KeyringError::new(format!("{what} is neither JSON nor a base64 secret; make one with `mrtr-state keygen`"))
+            KeyringError::new(format!(
+                "{what} is neither JSON nor a base64 secret; make one with `mrtr-state keygen`"
+            ))
         })?);
         if secret.len() < MIN_SECRET_BYTES {
             return Err(KeyringError::new(format!(
@@ -122,7 +140,8 @@ impl Keyring {
                 secret.len()
             )));
         }
-        let key = Key::from_secret(&secret).map_err(|e| KeyringError::new(format!("{what}: {}", e.message())))?;
+        let key = Key::from_secret(&secret)
+            .map_err(|e| KeyringError::new(format!("{what}: {}", e.message())))?;
         Keyring::new(vec![key])
     }
 
@@ -143,11 +162,15 @@ impl Keyring {
     }
 
     /// Loads keys from a key file (by `parse`'s rules) with these options.
-    pub fn from_file_with(path: impl AsRef<Path>, options: KeyFileOptions) -> Result<Keyring, KeyringError> {
+    pub fn from_file_with(
+        path: impl AsRef<Path>,
+        options: KeyFileOptions,
+    ) -> Result<Keyring, KeyringError> {
         let path = path.as_ref();
         let data = read_key_file(path, options)?;
-        let text = std::str::from_utf8(&data)
-            .map_err(|_| KeyringError::new(format!("the key file {} is not UTF-8 text", path.display())))?;
+        let text = std::str::from_utf8(&data).map_err(|_| {
+            KeyringError::new(format!("the key file {} is not UTF-8 text", path.display()))
+        })?;
         Keyring::parse(text, &format!("the key file {}", path.display()))
     }
 

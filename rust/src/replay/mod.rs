@@ -9,7 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::errors::ReplayStoreError;
 
 /// The future a store's `redeem` returns.
-pub type RedeemFuture<'a> = Pin<Box<dyn Future<Output = Result<bool, ReplayStoreError>> + Send + 'a>>;
+pub type RedeemFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<bool, ReplayStoreError>> + Send + 'a>>;
 
 /// A replay store: records a token id once, atomically. The sealer passes the token's `iss` and
 /// `jti` joined by `#` (profile 9.5), never the token text, and the time until which the record
@@ -31,7 +32,9 @@ pub struct MemoryReplayStore {
 
 impl std::fmt::Debug for MemoryReplayStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryReplayStore").field("max_entries", &self.max_entries).finish_non_exhaustive()
+        f.debug_struct("MemoryReplayStore")
+            .field("max_entries", &self.max_entries)
+            .finish_non_exhaustive()
     }
 }
 
@@ -54,7 +57,10 @@ impl MemoryReplayStore {
             entries: Mutex::new(HashMap::new()),
             max_entries,
             clock: Box::new(|| {
-                SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map(|d| d.as_secs() as i64)
+                    .unwrap_or(0)
             }),
         }
     }
@@ -112,13 +118,18 @@ mod tests {
     async fn redeems_once_until_expiry() {
         let now = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(100));
         let clock = now.clone();
-        let store = MemoryReplayStore::with_limit(2).with_clock(move || clock.load(std::sync::atomic::Ordering::SeqCst));
+        let store = MemoryReplayStore::with_limit(2)
+            .with_clock(move || clock.load(std::sync::atomic::Ordering::SeqCst));
         assert_eq!(store.redeem("a#1", 200).await, Ok(true));
         assert_eq!(store.redeem("a#1", 200).await, Ok(false));
         assert_eq!(store.redeem("a#2", 150).await, Ok(true));
         assert!(store.redeem("a#3", 200).await.is_err(), "full");
         now.store(160, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(store.redeem("a#3", 200).await, Ok(true), "the expired entry made room");
+        assert_eq!(
+            store.redeem("a#3", 200).await,
+            Ok(true),
+            "the expired entry made room"
+        );
         assert_eq!(store.redeem("a#1", 200).await, Ok(false));
     }
 }

@@ -10,7 +10,16 @@ use crate::binding::Binding;
 use crate::errors::Reason;
 
 /// The claims of the profile; the set is closed.
-const CLAIMS: [&str; 8] = ["iss", "sub", "aud", "iat", "exp", "jti", "args_sha256", "state"];
+const CLAIMS: [&str; 8] = [
+    "iss",
+    "sub",
+    "aud",
+    "iat",
+    "exp",
+    "jti",
+    "args_sha256",
+    "state",
+];
 
 /// What a verifier is configured with (profile section 5).
 #[derive(Clone, Debug)]
@@ -45,13 +54,18 @@ fn is_jti(s: &str) -> bool {
 fn time(claims: &Map<String, Value>, name: &str) -> Option<i64> {
     // An integer literal (the reader keeps fractions and exponents as doubles) within 0 … 2^53 − 1.
     match claims.get(name)? {
-        Value::Number(n) if !n.is_f64() => n.as_i64().filter(|t| (0..=MAX_SAFE_INTEGER).contains(t)),
+        Value::Number(n) if !n.is_f64() => {
+            n.as_i64().filter(|t| (0..=MAX_SAFE_INTEGER).contains(t))
+        }
         _ => None,
     }
 }
 
 fn non_empty<'a>(claims: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
-    claims.get(name).and_then(Value::as_str).filter(|s| !s.is_empty())
+    claims
+        .get(name)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 /// Profile 5, steps 12 to 19: the claims against the verifier's settings, its clock and the request.
@@ -114,7 +128,9 @@ pub fn check(
     // Profile 5, step 19: The request binding. A resource read has no arguments, so the
     // requirement never applies to it; a digest that is present is always checked.
     match args_sha256 {
-        None if settings.require_arguments && binding.target.takes_arguments() => return Err(Reason::WrongRequest),
+        None if settings.require_arguments && binding.target.takes_arguments() => {
+            return Err(Reason::WrongRequest);
+        }
         None => {}
         Some(claimed) => {
             let digest = binding.digest().map_err(|_| Reason::WrongRequest)?;

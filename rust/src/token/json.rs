@@ -33,7 +33,10 @@ pub struct Findings {
 pub type MemberSpans = Vec<(String, std::ops::Range<usize>)>;
 
 /// Reads one JSON text as `read` does, and returns the spans of the top-level object's members.
-pub fn read_with_spans(bytes: &[u8], max_depth: usize) -> Result<(Value, Findings, MemberSpans), NotJson> {
+pub fn read_with_spans(
+    bytes: &[u8],
+    max_depth: usize,
+) -> Result<(Value, Findings, MemberSpans), NotJson> {
     let text = std::str::from_utf8(bytes).map_err(|_| NotJson)?;
     let mut reader = Reader {
         text: text.as_bytes(),
@@ -55,7 +58,10 @@ impl Findings {
     /// Whether the text is I-JSON as the token's header and claims must be (steps 4 and 11):
     /// no duplicate member, no lone surrogate, no overflow, no unsafe integer literal.
     pub fn is_strict(&self) -> bool {
-        !(self.duplicate_member || self.lone_surrogate || self.number_overflow || self.unsafe_integer)
+        !(self.duplicate_member
+            || self.lone_surrogate
+            || self.number_overflow
+            || self.unsafe_integer)
     }
 }
 
@@ -158,10 +164,10 @@ impl Reader<'_> {
             self.skip_ws();
             let start = self.pos;
             let value = self.value(depth)?;
-            if depth == 1 {
-                if let Some(spans) = self.spans.as_mut() {
-                    spans.push((name.clone(), start..self.pos));
-                }
+            if depth == 1
+                && let Some(spans) = self.spans.as_mut()
+            {
+                spans.push((name.clone(), start..self.pos));
             }
             // The last member of a name wins in the value; the repetition is recorded.
             if map.insert(name, value).is_some() {
@@ -267,7 +273,9 @@ impl Reader<'_> {
                     self.pos += 2;
                     let low = self.hex4()?;
                     if (0xDC00..=0xDFFF).contains(&low) {
-                        let c = 0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+                        let c = 0x10000
+                            + ((u32::from(unit) - 0xD800) << 10)
+                            + (u32::from(low) - 0xDC00);
                         return char::from_u32(c).ok_or(NotJson);
                     }
                     self.pos = save;
@@ -356,8 +364,25 @@ mod tests {
 
     #[test]
     fn reads_json_and_refuses_what_is_not() {
-        assert_eq!(read(b" {\"a\": [1, 2.5, \"x\"]} ", 5).unwrap().0, serde_json::json!({"a": [1, 2.5, "x"]}));
-        for bad in ["", "{", "NaN", "[1,]", "{\"a\" 1}", "01", "1.", "-", "\u{feff}{}", "[\"\t\"]", "tru", "{} {}", "\"\\x\""] {
+        assert_eq!(
+            read(b" {\"a\": [1, 2.5, \"x\"]} ", 5).unwrap().0,
+            serde_json::json!({"a": [1, 2.5, "x"]})
+        );
+        for bad in [
+            "",
+            "{",
+            "NaN",
+            "[1,]",
+            "{\"a\" 1}",
+            "01",
+            "1.",
+            "-",
+            "\u{feff}{}",
+            "[\"\t\"]",
+            "tru",
+            "{} {}",
+            "\"\\x\"",
+        ] {
             assert!(read(bad.as_bytes(), 10).is_err(), "{bad:?} read");
         }
         assert!(read(b"[0x]", 10).is_err());
@@ -367,7 +392,10 @@ mod tests {
     #[test]
     fn records_what_strict_readers_refuse() {
         assert!(findings(r#"{"a":1,"a":2}"#).duplicate_member);
-        assert_eq!(read(br#"{"a":1,"a":2}"#, 5).unwrap().0, serde_json::json!({"a": 2}));
+        assert_eq!(
+            read(br#"{"a":1,"a":2}"#, 5).unwrap().0,
+            serde_json::json!({"a": 2})
+        );
         assert!(findings(r#""\ud800""#).lone_surrogate);
         assert!(findings(r#""\udc00\ud800""#).lone_surrogate);
         assert!(!findings(r#""\ud83d\ude00""#).lone_surrogate);

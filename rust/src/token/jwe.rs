@@ -27,8 +27,12 @@ pub fn open_claims(ring: &Keyring, token: &str) -> Result<Map<String, Value>, Re
     }
     // Profile 5.1, step 3: Each segment is the canonical encoding of its bytes.
     let decode = |s: &str| b64::decode(s).ok_or(Reason::Malformed);
-    let (header_bytes, iv, mut ciphertext, tag) =
-        (decode(segments[0])?, decode(segments[2])?, decode(segments[3])?, decode(segments[4])?);
+    let (header_bytes, iv, mut ciphertext, tag) = (
+        decode(segments[0])?,
+        decode(segments[2])?,
+        decode(segments[3])?,
+        decode(segments[4])?,
+    );
     // Profile 5.1, step 4: The protected header is strict JSON and an object.
     let header = strict_object(&header_bytes)?;
     // Profile 5.1, step 5: No header parameter but alg, enc, typ and kid (no zip).
@@ -65,7 +69,12 @@ pub fn open_claims(ring: &Keyring, token: &str) -> Result<Map<String, Value>, Re
     };
     let cipher = Aes256Gcm::new_from_slice(secret).map_err(|_| Reason::BadSignature)?;
     cipher
-        .decrypt_inout_detached(&nonce, segments[0].as_bytes(), ciphertext.as_mut_slice().into(), &tag)
+        .decrypt_inout_detached(
+            &nonce,
+            segments[0].as_bytes(),
+            ciphertext.as_mut_slice().into(),
+            &tag,
+        )
         .map_err(|_| Reason::BadSignature)?;
     // Profile 5.1, step 11: The plaintext is strict JSON, as in step 11 of section 5.
     strict_object(&ciphertext)
@@ -88,7 +97,11 @@ pub fn encrypt(key: &Key, claims_json: &[u8]) -> Option<String> {
     let cipher = Aes256Gcm::new_from_slice(secret).ok()?;
     let mut buffer = claims_json.to_vec();
     let tag = cipher
-        .encrypt_inout_detached(&nonce, header_segment.as_bytes(), buffer.as_mut_slice().into())
+        .encrypt_inout_detached(
+            &nonce,
+            header_segment.as_bytes(),
+            buffer.as_mut_slice().into(),
+        )
         .ok()?;
     Some(format!(
         "{header_segment}..{}.{}.{}",

@@ -16,7 +16,11 @@ const ALLOWED_HEADER: [&str; 3] = ["alg", "typ", "kid"];
 pub fn verify(ring: &Keyring, token: &str) -> Result<Map<String, Value>, Reason> {
     // Profile 5, step 2: Three non-empty segments of the base64url alphabet.
     let segments: Vec<&str> = token.split('.').collect();
-    if segments.len() != 3 || segments.iter().any(|s| s.is_empty() || !b64::is_alphabet(s)) {
+    if segments.len() != 3
+        || segments
+            .iter()
+            .any(|s| s.is_empty() || !b64::is_alphabet(s))
+    {
         return Err(Reason::Malformed);
     }
     // Profile 5, step 3: Each segment is the canonical encoding of its bytes.
@@ -102,7 +106,10 @@ pub fn sign(key: &Key, claims_json: &[u8]) -> Option<String> {
             mac.update(signing_input.as_bytes());
             mac.finalize().into_bytes().to_vec()
         }
-        KeyKind::EdDsa { private: Some(private), .. } => private.sign(signing_input.as_bytes()).to_bytes().to_vec(),
+        KeyKind::EdDsa {
+            private: Some(private),
+            ..
+        } => private.sign(signing_input.as_bytes()).to_bytes().to_vec(),
         _ => return None,
     };
     Some(format!("{signing_input}.{}", b64::encode(&signature)))

@@ -22,7 +22,11 @@ pub const TOKEN_TYPE: &str = "mrtr-state+jwt";
 pub const MAX_JSON_DEPTH: usize = 33;
 
 /// Profile 5, steps 1 to 11 (5.1 for a token of five segments): the decoded, verified claim set.
-pub fn open_claims(ring: &Keyring, token: &str, max_token_bytes: usize) -> Result<Map<String, Value>, Reason> {
+pub fn open_claims(
+    ring: &Keyring,
+    token: &str,
+    max_token_bytes: usize,
+) -> Result<Map<String, Value>, Reason> {
     // Profile 5, step 1 (and Profile 5.1, step 1): Size, in bytes of the UTF-8 encoding, before any
     // decoding. A Rust &str is UTF-8, so its length is that count.
     if token.len() > max_token_bytes {

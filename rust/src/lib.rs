@@ -34,3 +34,8 @@ pub use keys::{Key, KeyFileOptions, Keyring};
 pub use replay::{MemoryReplayStore, RedeemFuture, ReplayStore};
 pub use sealer::{StateSealer, StateSealerBuilder};
 pub use serde_json::Value;
+
+/// The quick start of README.md, compiled and run as a doc test.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -30,7 +30,7 @@ pub mod token;
 
 pub use binding::Target;
 pub use errors::{ConfigError, InvalidRequestState, KeyringError, Reason, ReplayStoreError};
-pub use keys::{Key, KeyFileOptions, Keyring};
+pub use keys::{DEFAULT_KEYS_VARIABLE, Key, KeyFileOptions, Keyring};
 pub use replay::{MemoryReplayStore, RedeemFuture, ReplayStore};
 pub use sealer::{StateSealer, StateSealerBuilder};
 pub use serde_json::Value;

@@ -1,5 +1,8 @@
 //! Single use (profile 5, step 20, and 9.5): the replay store interface and the memory store.
 
+#[cfg(feature = "redis")]
+pub mod redis;
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;

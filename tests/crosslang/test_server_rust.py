@@ -198,3 +198,19 @@ def test_a_state_minted_by_one_language_opens_on_the_other(
         one_ring[opener], "bob", "book_trip", arguments, request_state=token, input_responses=dates
     )
     assert_refused(bobs, "wrong_user")
+
+
+def test_a_refusal_is_logged_with_its_reason_and_never_the_token() -> None:
+    fleet.build("rust")
+    command = fleet.SERVER_COMMANDS["rust"]
+    with fleet.running_server("--dev-key", env={}, command=command) as server:
+        arguments = {"destination": "Lisbon"}
+        token = ask(server.url, "book_trip", arguments)
+        changed = one_byte_changed(token)
+        answer = fleet.python_call(server.url, "bob", "book_trip", arguments, request_state=changed)
+        assert (answer.is_error, answer.reason) == (True, "bad_signature"), answer
+        log = server.log()
+    assert 'reason="bad_signature"' in log, log
+    assert 'method="tools/call"' in log, log
+    for secret in (token, changed, token.split(".")[1], token.split(".")[2], "alice-example-token"):
+        assert secret not in log, log

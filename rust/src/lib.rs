@@ -24,6 +24,7 @@ pub mod binding;
 pub mod conformance;
 pub mod errors;
 pub mod keys;
+pub mod metrics;
 pub mod replay;
 pub mod sealer;
 pub mod token;

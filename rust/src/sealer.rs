@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::binding::{Binding, Target};
 use crate::errors::{ConfigError, InvalidRequestState, Reason};
 use crate::keys::{KeyKind, Keyring};
+use crate::metrics::{self, MetricsFn};
 use crate::replay::ReplayStore;
 use crate::token::claims::{self, NewClaims, VerifierSettings};
 use crate::token::{self, b64, jwe, jws};
@@ -31,6 +32,7 @@ pub struct StateSealer {
     max_token_bytes: usize,
     replay_store: Option<Arc<dyn ReplayStore>>,
     clock: Clock,
+    metrics: Option<MetricsFn>,
 }
 
 impl fmt::Debug for StateSealer {
@@ -44,6 +46,7 @@ impl fmt::Debug for StateSealer {
             .field("max_token_bytes", &self.max_token_bytes)
             .field("require_arguments", &self.settings.require_arguments)
             .field("replay_store", &self.replay_store.is_some())
+            .field("metrics", &self.metrics.is_some())
             .finish()
     }
 }
@@ -59,6 +62,7 @@ pub struct StateSealerBuilder {
     require_arguments: bool,
     replay_store: Option<Arc<dyn ReplayStore>>,
     clock: Clock,
+    metrics: Option<MetricsFn>,
 }
 
 impl fmt::Debug for StateSealerBuilder {
@@ -125,6 +129,13 @@ impl StateSealerBuilder {
         self
     }
 
+    /// Count seals, opens, refusals, redemptions and store outages (spec/metrics.json) with this
+    /// function of the event and its attributes. Default: nothing is counted.
+    pub fn metrics(mut self, f: impl Fn(&str, &[(&str, &str)]) + Send + Sync + 'static) -> Self {
+        self.metrics = Some(Arc::new(f));
+        self
+    }
+
     /// The sealer, or what is wrong with the configuration.
     pub fn build(self) -> Result<StateSealer, ConfigError> {
         let issuer = self
@@ -154,6 +165,7 @@ impl StateSealerBuilder {
             ring: self.ring,
             replay_store: self.replay_store,
             clock: self.clock,
+            metrics: self.metrics,
         })
     }
 }
@@ -171,6 +183,7 @@ impl StateSealer {
             require_arguments: false,
             replay_store: None,
             clock: Arc::new(system_clock),
+            metrics: None,
         }
     }
 
@@ -233,6 +246,7 @@ impl StateSealer {
         if token.len() > self.max_token_bytes {
             return Err(Reason::TooLarge.into());
         }
+        metrics::record(&self.metrics, metrics::SEAL, &[("method", target.method())]);
         Ok(token)
     }
 
@@ -244,13 +258,71 @@ impl StateSealer {
         target: &Target,
         arguments: Option<&Value>,
     ) -> Result<Value, InvalidRequestState> {
-        self.check(token, user, target, arguments)
-            .map(|checked| checked.state)
+        let outcome = self
+            .check(token, user, target, arguments)
+            .map(|checked| checked.state);
+        self.count_open(target, &outcome, false);
+        outcome
     }
 
     /// Opens a token (profile section 5): steps 1 to 19, then with `consume` step 20, single use,
     /// in the replay store. `consume` without a store is refused `store_unavailable` (fail closed).
     pub async fn open(
+        &self,
+        token: &str,
+        user: &str,
+        target: &Target,
+        arguments: Option<&Value>,
+        consume: bool,
+    ) -> Result<Value, InvalidRequestState> {
+        let outcome = self
+            .open_counted(token, user, target, arguments, consume)
+            .await;
+        self.count_open(target, &outcome, consume);
+        outcome
+    }
+
+    fn count_open(
+        &self,
+        target: &Target,
+        outcome: &Result<Value, InvalidRequestState>,
+        consumed: bool,
+    ) {
+        if self.metrics.is_none() {
+            return;
+        }
+        let method = target.method();
+        match outcome {
+            Ok(_) => {
+                metrics::record(
+                    &self.metrics,
+                    metrics::OPEN,
+                    &[("method", method), ("outcome", "accepted")],
+                );
+                if consumed {
+                    metrics::record(&self.metrics, metrics::REDEMPTION, &[("method", method)]);
+                }
+            }
+            Err(refusal) => {
+                metrics::record(
+                    &self.metrics,
+                    metrics::OPEN,
+                    &[("method", method), ("outcome", "refused")],
+                );
+                let reason = refusal.reason.as_str();
+                metrics::record(
+                    &self.metrics,
+                    metrics::REFUSAL,
+                    &[("method", method), ("reason", reason)],
+                );
+                if refusal.reason == Reason::StoreUnavailable {
+                    metrics::record(&self.metrics, metrics::STORE_OUTAGE, &[("method", method)]);
+                }
+            }
+        }
+    }
+
+    async fn open_counted(
         &self,
         token: &str,
         user: &str,

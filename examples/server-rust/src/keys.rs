@@ -1,5 +1,6 @@
 //! The example's key ring and sealer: `MRTR_STATE_KEYS_FILE`, else `MRTR_STATE_KEYS`, or with `--dev-key`
-//! an ephemeral key made here; the sealer keeps single-use states in this process's memory.
+//! an ephemeral key made here; the sealer redeems single-use states in Redis (`--redis-url`) or in this
+//! process's memory.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +9,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ed25519_dalek::SigningKey;
 use mrtr_state::keys::DEFAULT_KEYS_VARIABLE;
-use mrtr_state::{Keyring, MemoryReplayStore, StateSealer};
+use mrtr_state::replay::redis::RedisReplayStore;
+use mrtr_state::{Keyring, MemoryReplayStore, ReplayStore, StateSealer};
 use serde_json::json;
 use zeroize::Zeroizing;
 
@@ -88,14 +90,26 @@ pub fn load(dev_key_alg: Option<&str>) -> Result<Source, String> {
 
 /// The sealer over the ring: states live `ttl`, a presented state may have lived up to the default 600 s
 /// (or `ttl`, when longer), a state without the argument binding is refused (as every example's boundary
-/// does), and single-use states are redeemed in this process's memory.
-pub fn sealer(source: &Source, issuer: &str, ttl: Duration) -> Result<StateSealer, String> {
+/// does), and single-use states are redeemed in the Redis at `redis_url` (shared with the other
+/// replicas, in any language), else in this process's memory.
+pub fn sealer(
+    source: &Source,
+    issuer: &str,
+    ttl: Duration,
+    redis_url: Option<&str>,
+) -> Result<StateSealer, String> {
+    let store: Arc<dyn ReplayStore> = match redis_url {
+        Some(url) => Arc::new(
+            RedisReplayStore::from_url(url).map_err(|error| format!("--redis-url: {error}"))?,
+        ),
+        None => Arc::new(MemoryReplayStore::new()),
+    };
     StateSealer::builder(Arc::clone(&source.ring))
         .issuer(issuer)
         .ttl(ttl)
         .max_lifetime(ttl.max(Duration::from_secs(crate::DEFAULT_TTL)))
         .require_arguments(true)
-        .replay_store(Arc::new(MemoryReplayStore::new()))
+        .replay_store(store)
         .build()
         .map_err(|error| error.to_string())
 }

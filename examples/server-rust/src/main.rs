@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! server-rust [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600]
-//!             [--tool-refusal tool_error|jsonrpc] [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]]
+//!             [--tool-refusal tool_error|jsonrpc] [--redis-url redis://...]
+//!             [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]]
 //! ```
 //!
 //! Prints `example server: listening on http://HOST:PORT/mcp (...)` once it accepts connections. Its
@@ -58,10 +59,12 @@ struct Options {
     ttl: u64,
     tool_refusal: ToolRefusal,
     dev_key: Option<String>,
+    redis_url: Option<String>,
 }
 
 const USAGE: &str = "usage: server-rust [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600] \
-    [--tool-refusal tool_error|jsonrpc] [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]]";
+    [--tool-refusal tool_error|jsonrpc] [--redis-url redis://... (default $MRTR_STATE_REDIS_URL)] \
+    [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]]";
 
 fn parse(argv: &[String]) -> Result<Options, String> {
     let mut options = Options {
@@ -71,6 +74,10 @@ fn parse(argv: &[String]) -> Result<Options, String> {
         ttl: DEFAULT_TTL,
         tool_refusal: ToolRefusal::ToolError,
         dev_key: None,
+        // Keep a URL with a password in the environment rather than on the command line.
+        redis_url: std::env::var("MRTR_STATE_REDIS_URL")
+            .ok()
+            .filter(|url| !url.is_empty()),
     };
     let mut dev_key = false;
     let mut dev_key_alg = "EdDSA".to_owned();
@@ -119,6 +126,7 @@ fn parse(argv: &[String]) -> Result<Options, String> {
                 }
             }
             "dev-key-alg" => dev_key_alg = value,
+            "redis-url" => options.redis_url = Some(value).filter(|url| !url.is_empty()),
             _ => return Err(format!("unknown option --{name}")),
         }
     }
@@ -277,7 +285,8 @@ async fn serve(options: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let sealer = match keys::sealer(&source, &options.issuer, Duration::from_secs(options.ttl)) {
+    let ttl = Duration::from_secs(options.ttl);
+    let sealer = match keys::sealer(&source, &options.issuer, ttl, options.redis_url.as_deref()) {
         Ok(sealer) => Arc::new(sealer),
         Err(problem) => {
             eprintln!("example server: {problem}");

@@ -4,9 +4,11 @@ The Rust example server runs as a process on loopback, built with cargo (``fleet
 Python SDK's client completes ``delete_branch`` and ``book_trip`` through it; a state with one byte
 changed, another user's state, a state for other arguments and a redeemed state are refused with the
 profile's reason code and sentence, as on every other language's server. Then the Rust server and the
-Python example server share one key ring: a state minted by either opens on the other.
+Python example server share one key ring and one Redis: a state minted by either opens on the other, and
+once redeemed on one it is refused as replayed on the other.
 
-Without cargo the tests skip, except under ``CI=true``, where they fail.
+Without cargo (or, for the shared ring, redis-server and the redis client) the tests skip, except under
+``CI=true``, where they fail.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import json
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,6 +26,7 @@ import pytest
 
 from mrtr_state import REASONS, Keyring, decode_unverified
 from tests.crosslang import fleet
+from tests.replay.redis_harness import RedisServer, redis_server_executable, require_redis_client
 
 ISSUER = "https://tools.example.com"
 YES = {"confirm": {"action": "accept", "content": {"confirm": True}}}
@@ -168,16 +172,22 @@ def test_the_published_jwks_holds_public_keys_only(rust_url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def one_ring() -> Iterator[dict[str, str]]:
-    """The Rust and the Python example servers on one EdDSA ring and one issuer."""
+def one_ring(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The Rust and the Python example servers on one EdDSA ring, one issuer and one Redis."""
     fleet.build("rust")
+    require_redis_client()
+    redis = RedisServer(redis_server_executable(), Path(tmp_path_factory.mktemp("redis")))
+    redis.start()
     env = {"MRTR_STATE_KEYS": json.dumps(Keyring.generate("EdDSA").private_jwks())}
-    args = ("--issuer", ISSUER)
-    with contextlib.ExitStack() as stack:
-        yield {
-            language: stack.enter_context(fleet.replica(language, *args, env=env))
-            for language in ("rust", "python")
-        }
+    args = ("--issuer", ISSUER, "--redis-url", redis.url)
+    try:
+        with contextlib.ExitStack() as stack:
+            yield {
+                language: stack.enter_context(fleet.replica(language, *args, env=env))
+                for language in ("rust", "python")
+            }
+    finally:
+        redis.stop()
 
 
 @pytest.mark.parametrize(("minter", "opener"), [("rust", "python"), ("python", "rust")])
@@ -198,6 +208,11 @@ def test_a_state_minted_by_one_language_opens_on_the_other(
         one_ring[opener], "bob", "book_trip", arguments, request_state=token, input_responses=dates
     )
     assert_refused(bobs, "wrong_user")
+    # Redeemed on the opener, in the one Redis: the minter refuses it as replayed.
+    again = fleet.python_call(
+        one_ring[minter], "alice", "book_trip", arguments, request_state=token, input_responses=dates
+    )
+    assert (again.is_error, again.reason) == (True, "replayed"), again
 
 
 def test_a_refusal_is_logged_with_its_reason_and_never_the_token() -> None:

@@ -119,3 +119,66 @@ fn a_panicking_counter_never_breaks_a_seal() {
         json!(1)
     );
 }
+
+#[cfg(feature = "opentelemetry")]
+#[test]
+fn opentelemetry_counters_read_back_with_the_in_memory_exporter() {
+    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+
+    let exporter = InMemoryMetricExporter::default();
+    let provider = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(exporter.clone()).build())
+        .build();
+    let sealer = StateSealer::builder(Keyring::dev_hs256())
+        .issuer("i")
+        .metrics(mrtr_state::metrics::opentelemetry(&provider))
+        .build()
+        .unwrap();
+    let tool = Target::Tool("t".into());
+    let token = sealer.seal(&json!(1), "u", &tool, None).unwrap();
+    sealer.open_unconsumed(&token, "u", &tool, None).unwrap();
+    sealer
+        .open_unconsumed(&token, "v", &tool, None)
+        .unwrap_err();
+    provider.force_flush().unwrap();
+    let contract = contract();
+    let mut counts = std::collections::BTreeMap::new();
+    for resource in exporter.get_finished_metrics().unwrap() {
+        for scope in resource.scope_metrics() {
+            assert_eq!(scope.scope().name(), "mrtr_state");
+            for metric in scope.metrics() {
+                let spec = contract["events"]
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .find(|e| e["instrument"] == metric.name())
+                    .unwrap_or_else(|| panic!("{} is not in spec/metrics.json", metric.name()));
+                assert_eq!(spec["unit"], metric.unit());
+                assert_eq!(spec["description"], metric.description());
+                let AggregatedMetrics::U64(MetricData::Sum(sum)) = metric.data() else {
+                    panic!("{} is not a u64 sum", metric.name())
+                };
+                for point in sum.data_points() {
+                    let attributes: Vec<String> = point
+                        .attributes()
+                        .map(|kv| format!("{}={}", kv.key, kv.value))
+                        .collect();
+                    counts.insert(
+                        format!("{} {}", metric.name(), attributes.join(",")),
+                        point.value(),
+                    );
+                }
+            }
+        }
+    }
+    let expected = [
+        ("mrtr_state.seals method=tools/call", 1),
+        ("mrtr_state.opens method=tools/call,outcome=accepted", 1),
+        ("mrtr_state.opens method=tools/call,outcome=refused", 1),
+        ("mrtr_state.refusals method=tools/call,reason=wrong_user", 1),
+    ];
+    for (key, value) in expected {
+        assert_eq!(counts.get(key), Some(&value), "{counts:?}");
+    }
+}

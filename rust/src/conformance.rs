@@ -167,3 +167,81 @@ fn verify(request: &Map<String, Value>, arguments: &Arguments) -> Result<Value, 
         Err(reason) => json!({ "valid": false, "reason": reason.as_str() }),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(line: &str) -> Value {
+        answer(line.as_bytes())
+    }
+
+    #[test]
+    fn edge_cases_of_the_protocol() {
+        assert_eq!(
+            ask("not json"),
+            json!({"id": null, "error": "a request must be one JSON object per line"})
+        );
+        assert_eq!(ask("[1]")["id"], Value::Null);
+        let deep = format!(
+            r#"{{"id": "d", "op": "digest", "arguments": {}{}}}"#,
+            "[".repeat(5000),
+            "]".repeat(5000)
+        );
+        assert!(
+            ask(&deep)["error"].is_string(),
+            "a line past the depth guard is an error, not a crash"
+        );
+        assert_eq!(
+            ask(r#"{"id": 1, "op": "mint"}"#),
+            json!({"id": 1, "unsupported": true})
+        );
+        assert_eq!(
+            ask(r#"{"id": "a", "op": "digest"}"#),
+            json!({"id": "a", "digest": "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"})
+        );
+        for unbindable in [
+            "null",
+            "[]",
+            "1e400",
+            r#"{"x": 1e400}"#,
+            r#"{"x": "\ud800"}"#,
+            r#"{"x": 9007199254740991.5}"#,
+        ] {
+            let line = format!(r#"{{"id": "u", "op": "digest", "arguments": {unbindable}}}"#);
+            assert_eq!(
+                ask(&line),
+                json!({"id": "u", "unbindable": true}),
+                "{unbindable}"
+            );
+        }
+        // The last of two "arguments" members is the one read, as in the request's value.
+        assert_eq!(
+            ask(r#"{"id": "l", "op": "digest", "arguments": {"x": 1e400}, "arguments": {}}"#)["digest"],
+            "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"
+        );
+        assert_eq!(ask(r#"{"id": "k", "op": "load_key"}"#)["loaded"], false);
+    }
+
+    #[test]
+    fn a_token_that_is_not_a_string_is_malformed_and_a_bad_ring_is_an_error() {
+        let ring = json!({"keys": [{"kty": "oct", "k": crate::token::b64::encode(&(0..32u8).map(|i| i * 7 + 3).collect::<Vec<_>>())}]});
+        let request = |token: Value, keys: &Value| json!({"id": "v", "op": "verify", "keys": keys, "token": token, "issuer": "i", "user": "u", "tool": "t", "now": 0});
+        let got = answer(request(json!(12), &ring).to_string().as_bytes());
+        assert_eq!(
+            got,
+            json!({"id": "v", "valid": false, "reason": "malformed"})
+        );
+        let got = answer(
+            request(json!(""), &json!({"keys": []}))
+                .to_string()
+                .as_bytes(),
+        );
+        assert!(
+            got["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("the verifier's ring does not load")
+        );
+    }
+}

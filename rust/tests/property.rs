@@ -175,7 +175,10 @@ fn the_strict_reader_agrees_with_serde_json() {
         for _ in 0..=rng.below(3) {
             text = mutate(&text, JSON_ALPHABET, &mut rng);
         }
-        let ours = json::read(&text, 100);
+        let ours = json::read(&text, 4096);
+        if ours.as_ref().is_ok_and(|(_, f)| f.depth > 100) {
+            continue; // serde_json stops at its recursion limit (128); the profile reads deeper arguments
+        }
         let oracle = serde_json::from_slice::<Value>(&text);
         match (&ours, &oracle) {
             // Read the profile's way on purpose: a lone surrogate (serde_json refuses it) and a

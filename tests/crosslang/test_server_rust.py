@@ -229,3 +229,36 @@ def test_a_refusal_is_logged_with_its_reason_and_never_the_token() -> None:
     assert 'method="tools/call"' in log, log
     for secret in (token, changed, token.split(".")[1], token.split(".")[2], "alice-example-token"):
         assert secret not in log, log
+
+
+def test_the_encrypted_form_round_trips_and_a_ring_of_secrets_publishes_nothing() -> None:
+    """--dev-key-alg A256GCM: every state is the profile's encrypted form; HS256: the JWKS is 404."""
+    fleet.build("rust")
+    arguments = {"repo": "acme/web", "branch": "redesign"}
+    with fleet.replica("rust", "--dev-key", "--dev-key-alg", "A256GCM", env={}) as url:
+        token = ask(url, "delete_branch", arguments)
+        assert token.count(".") == 4, "a compact JWE"
+        assert "redesign" not in token
+        assert "5d6e7f8" not in token
+        parts = token.split(".")
+        parts[3] = parts[3][:-2] + ("AA" if parts[3][-2:] != "AA" else "BA")
+        changed = fleet.python_call(url, "alice", "delete_branch", arguments, request_state=".".join(parts))
+        assert (changed.is_error, changed.reason) == (True, "bad_signature"), changed
+        done = fleet.python_call(
+            url, "alice", "delete_branch", arguments, request_state=token, input_responses=YES
+        )
+        assert done.text == "Deleted branch 'redesign' of acme/web (it was at 5d6e7f8).", done
+    with fleet.replica("rust", "--dev-key", "--dev-key-alg", "HS256", env={}) as url:
+        parts_of_url = urlsplit(url)
+        jwks = f"{parts_of_url.scheme}://{parts_of_url.netloc}/.well-known/mrtr-state-jwks.json"
+        assert httpx2.get(jwks, timeout=10).status_code == 404
+
+
+def test_refusals_as_json_rpc_errors() -> None:
+    """--tool-refusal jsonrpc: a refused state on tools/call is -32602 with data.reason."""
+    fleet.build("rust")
+    arguments = {"destination": "Lisbon"}
+    with fleet.replica("rust", "--dev-key", "--tool-refusal", "jsonrpc", env={}) as url:
+        token = ask(url, "book_trip", arguments)
+        answer = fleet.python_call(url, "bob", "book_trip", arguments, request_state=token)
+    assert (answer.result_type, answer.error_code, answer.reason) == (None, -32602, "wrong_user"), answer

@@ -601,7 +601,11 @@ async fn a_body_nested_past_the_json_readers_limit_reaches_no_handler() {
     for _ in 0..200 {
         deep = json!({"d": deep});
     }
-    let request = post("tools/call", tool("t", json!({"deep": deep}), Some(json!("x.y.z"))), Some("alice"));
+    let request = post(
+        "tools/call",
+        tool("t", json!({"deep": deep}), Some(json!("x.y.z"))),
+        Some("alice"),
+    );
     let response = endpoint(request).await;
     let text = String::from_utf8_lossy(response.body()).into_owned();
     assert!(!text.contains("\"result\""), "no handler ran: {text}");

@@ -6,12 +6,13 @@
 //! ```text
 //! server-rust [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600]
 //!             [--tool-refusal tool_error|jsonrpc] [--redis-url redis://...]
-//!             [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]]
+//!             [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]] [--conformance]
 //! ```
 //!
 //! Prints `example server: listening on http://HOST:PORT/mcp (...)` once it accepts connections. Its
 //! Ed25519 public keys are at `/.well-known/mrtr-state-jwks.json`.
 
+mod conformance;
 mod keys;
 mod tools;
 
@@ -28,7 +29,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use mrtr_state::{StateSealer, Target};
-use mrtr_state_rmcp::{AuthenticatedUser, StateBoundary, ToolRefusal};
+use mrtr_state_rmcp::{AuthenticatedUser, Principal, StateBoundary, ToolRefusal};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -45,6 +46,8 @@ use crate::tools::{Airline, Example, GitHost};
 const DEFAULT_ISSUER: &str = "https://tools.example.com";
 const DEFAULT_TTL: u64 = 600;
 const JWKS_PATH: &str = "/.well-known/mrtr-state-jwks.json";
+/// The one user of the conformance server: the suite's harness sends no credentials.
+const CONFORMANCE_PRINCIPAL: &str = "conformance-harness";
 /// The example's users, as the Python example has them: bearer token, user.
 const EXAMPLE_TOKENS: [(&str, &str); 2] = [
     ("alice-example-token", "alice"),
@@ -60,11 +63,12 @@ struct Options {
     tool_refusal: ToolRefusal,
     dev_key: Option<String>,
     redis_url: Option<String>,
+    conformance: bool,
 }
 
 const USAGE: &str = "usage: server-rust [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600] \
     [--tool-refusal tool_error|jsonrpc] [--redis-url redis://... (default $MRTR_STATE_REDIS_URL)] \
-    [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]]";
+    [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]] [--conformance]";
 
 fn parse(argv: &[String]) -> Result<Options, String> {
     let mut options = Options {
@@ -78,6 +82,7 @@ fn parse(argv: &[String]) -> Result<Options, String> {
         redis_url: std::env::var("MRTR_STATE_REDIS_URL")
             .ok()
             .filter(|url| !url.is_empty()),
+        conformance: false,
     };
     let mut dev_key = false;
     let mut dev_key_alg = "EdDSA".to_owned();
@@ -92,8 +97,13 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             Some((name, value)) => (name, Some(value.to_owned())),
             None => (name, None),
         };
-        if name == "dev-key" {
-            dev_key = inline.is_none_or(|value| value == "true");
+        if name == "dev-key" || name == "conformance" {
+            let on = inline.is_none_or(|value| value == "true");
+            if name == "dev-key" {
+                dev_key = on;
+            } else {
+                options.conformance = on;
+            }
             continue;
         }
         let value = match inline {
@@ -353,40 +363,43 @@ async fn shutdown_signal() {
 }
 
 /// The HTTP application: `/mcp` (Host check, bearer check, the boundary's layer, rmcp's stateless
-/// Streamable HTTP service) and the published JWKS; and the token that ends rmcp's streams.
+/// Streamable HTTP service) and the published JWKS; and the token that ends rmcp's streams. With
+/// `--conformance`, the conformance suite's fixtures without authentication instead.
 fn app(
     sealer: Arc<StateSealer>,
     source: keys::Source,
     options: &Options,
 ) -> (Router, CancellationToken) {
-    let boundary = StateBoundary::new(sealer)
-        .tool_refusal(options.tool_refusal)
-        // The acting rounds: a confirmed delete, and book_trip's seat round, which books. Single use is
-        // per target, so book_trip's dates round is redeemed too.
-        .single_use([
-            Target::Tool("delete_branch".into()),
-            Target::Tool("book_trip".into()),
-        ]);
-    let handler = boundary.handler(ExampleServer(Example {
-        git: Arc::new(GitHost::example()),
-        airline: Arc::new(Airline::default()),
-    }));
     let cancel = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_allowed_hosts(allowed_hosts(&options.host))
         .with_cancellation_token(cancel.clone());
-    let service = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(NeverSessionManager::default()),
-        config,
-    );
-    let endpoint = boundary.layer().layer(service);
+    let router = if options.conformance {
+        // The suite's harness sends no credentials: every state is bound to one principal, chosen here,
+        // and refusals are JSON-RPC errors, as the suite's tampered-state scenario expects.
+        let boundary = StateBoundary::new(sealer)
+            .principal(Principal::Fixed(CONFORMANCE_PRINCIPAL.into()))
+            .tool_refusal(ToolRefusal::JsonRpc);
+        mcp_route(&boundary, boundary.handler(conformance::Fixtures), config)
+    } else {
+        let boundary = StateBoundary::new(sealer)
+            .tool_refusal(options.tool_refusal)
+            // The acting rounds: a confirmed delete, and book_trip's seat round, which books. Single use
+            // is per target, so book_trip's dates round is redeemed too.
+            .single_use([
+                Target::Tool("delete_branch".into()),
+                Target::Tool("book_trip".into()),
+            ]);
+        let handler = boundary.handler(ExampleServer(Example {
+            git: Arc::new(GitHost::example()),
+            airline: Arc::new(Airline::default()),
+        }));
+        mcp_route(&boundary, handler, config).route_layer(middleware::from_fn(bearer))
+    };
     let allowed = Arc::new(allowed_hosts(&options.host));
-    let router = Router::new()
-        .route_service("/mcp", endpoint)
-        .route_layer(middleware::from_fn(bearer))
+    let router = router
         .route(
             JWKS_PATH,
             get(move || {
@@ -398,6 +411,20 @@ fn app(
             host_check(Arc::clone(&allowed), request, next)
         }));
     (router, cancel)
+}
+
+/// `/mcp`: the boundary's layer in front of rmcp's stateless Streamable HTTP service for `handler`.
+fn mcp_route<H: ServerHandler + Clone>(
+    boundary: &StateBoundary,
+    handler: H,
+    config: StreamableHttpServerConfig,
+) -> Router {
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    Router::new().route_service("/mcp", boundary.layer().layer(service))
 }
 
 /// The public keys of the ring (never a private key); 404 for a ring of secrets, which are never published.

@@ -136,7 +136,7 @@ where
                     .map(Either::Left));
                 }
             };
-            let body = if parts.method == Method::POST {
+            let body = if parts.method == Method::POST && rmcp_reads(&parts.headers) {
                 match prepare(&config, &mut parts, bytes).await {
                     Prepared::Forward(body) => body,
                     Prepared::Answer(answer) => return Ok(answer.map(Either::Left)),
@@ -150,6 +150,32 @@ where
             Ok(response.map(Either::Right))
         })
     }
+}
+
+/// Whether rmcp will read this POST's body as a JSON-RPC message: a JSON body from a client that accepts
+/// both JSON and an event stream (rmcp answers anything else 406 or 415 unread). Only such a request is
+/// opened here, so a state is never redeemed for a request rmcp then turns away for those headers.
+fn rmcp_reads(headers: &http::HeaderMap) -> bool {
+    let essence = |value: &str| {
+        value
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    };
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| essence(value) == "application/json");
+    let accepted: Vec<String> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(',').map(essence).collect::<Vec<_>>())
+        .collect();
+    json && accepted.iter().any(|a| a == "application/json")
+        && accepted.iter().any(|a| a == "text/event-stream")
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {

@@ -611,3 +611,28 @@ async fn a_body_nested_past_the_json_readers_limit_reaches_no_handler() {
     assert!(!text.contains("\"result\""), "no handler ran: {text}");
     assert!(!text.contains("answered"), "{text}");
 }
+
+#[tokio::test]
+async fn a_request_rmcp_turns_away_for_its_headers_redeems_no_state() {
+    let mut endpoint = endpoint(&boundary());
+    let asked = send(
+        &mut endpoint,
+        post("tools/call", tool("once", json!({}), None), Some("alice")),
+    )
+    .await;
+    let token = token_of(&asked);
+    let retry = || {
+        post(
+            "tools/call",
+            tool("once", json!({}), Some(json!(token.clone()))),
+            Some("alice"),
+        )
+    };
+    // Without text/event-stream in Accept rmcp answers 406 unread; the state must survive that.
+    let mut unacceptable = retry();
+    unacceptable
+        .headers_mut()
+        .insert("accept", "application/json".parse().unwrap());
+    assert_eq!(endpoint(unacceptable).await.status(), 406);
+    completed_text(&send(&mut endpoint, retry()).await);
+}

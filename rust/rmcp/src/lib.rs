@@ -53,7 +53,7 @@
 //! opened (`-32603`, "no authenticated principal"), never bound to nobody.
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod boundary;
 mod handler;

@@ -636,3 +636,62 @@ async fn a_request_rmcp_turns_away_for_its_headers_redeems_no_state() {
     assert_eq!(endpoint(unacceptable).await.status(), 406);
     completed_text(&send(&mut endpoint, retry()).await);
 }
+
+/// The boundary in front of rmcp answering as an event stream (`json_response` off), as rmcp does when a
+/// handler sends anything before its result: the answer is the same, only framed as SSE.
+#[tokio::test]
+async fn answers_framed_as_an_event_stream_are_sealed_and_refused_alike() {
+    let boundary = boundary();
+    let handler = boundary.handler(Probe);
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(false)
+        .with_sse_keep_alive(None);
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let service = boundary.layer().layer(service);
+    let call = |request: Request<Full<Bytes>>| {
+        let mut service = service.clone();
+        async move {
+            let response = Service::<Request<Full<Bytes>>>::call(&mut service, request)
+                .await
+                .unwrap();
+            assert_eq!(response.headers()["content-type"], "text/event-stream");
+            // The stream ends after the one answer; read it whole and take the data line holding it.
+            let body = String::from_utf8(collect(response).await.into_body().to_vec()).unwrap();
+            let data = body
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .find(|data| data.contains("\"jsonrpc\""))
+                .unwrap_or_else(|| panic!("no JSON-RPC message in {body}"))
+                .trim()
+                .to_owned();
+            serde_json::from_str::<Value>(&data).unwrap()
+        }
+    };
+    let asked = call(post(
+        "tools/call",
+        tool("t", json!({}), None),
+        Some("alice"),
+    ))
+    .await;
+    let token = token_of(&asked);
+    assert_eq!(token.split('.').count(), 3);
+    let bobs = call(post(
+        "tools/call",
+        tool("t", json!({}), Some(json!(token))),
+        Some("bob"),
+    ))
+    .await;
+    assert_tool_refusal(&bobs, Reason::WrongUser);
+    let done = call(post(
+        "tools/call",
+        tool("t", json!({}), Some(json!(token))),
+        Some("alice"),
+    ))
+    .await;
+    assert_eq!(completed_text(&done)["state"], json!({"n": 1}));
+}

@@ -180,7 +180,11 @@ fn post(method: &str, mut params: Value, user: Option<&str>) -> Request<Full<Byt
         .or_else(|| params.get("uri"))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let id = params.get("_test_id").cloned().unwrap_or(json!(7));
+    if let Some(params) = params.as_object_mut() {
+        params.remove("_test_id");
+    }
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     let mut request = Request::post("http://127.0.0.1/mcp")
         .header("host", "127.0.0.1")
         .header("content-type", "application/json")
@@ -693,5 +697,18 @@ async fn answers_framed_as_an_event_stream_are_sealed_and_refused_alike() {
         Some("alice"),
     ))
     .await;
+    assert_eq!(completed_text(&done)["state"], json!({"n": 1}));
+}
+
+#[tokio::test]
+async fn a_string_request_id_is_matched_like_a_number() {
+    let mut endpoint = endpoint(&boundary());
+    let mut params = tool("t", json!({}), None);
+    params["_test_id"] = json!("call-1");
+    let asked = send(&mut endpoint, post("tools/call", params, Some("alice"))).await;
+    assert_eq!(asked["id"], "call-1");
+    let mut params = tool("t", json!({}), Some(json!(token_of(&asked))));
+    params["_test_id"] = json!("call-2");
+    let done = send(&mut endpoint, post("tools/call", params, Some("alice"))).await;
     assert_eq!(completed_text(&done)["state"], json!({"n": 1}));
 }

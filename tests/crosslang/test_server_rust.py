@@ -130,25 +130,28 @@ def test_a_yes_without_a_sealed_state_is_not_a_yes(rust_url: str) -> None:
     assert decode_unverified(asked.request_state)[1]["state"] == {"step": "dates"}
 
 
-def raw_status(url: str, host: str, *lines: str) -> int:
-    """POST an empty JSON-RPC body to ``url`` with the Host header ``host``; the HTTP status."""
+def raw_status(url: str, host: str, *lines: str, length: int = 2, body: bytes = b"{}") -> int:
+    """POST to ``url`` with the Host header ``host``, announcing ``length`` bytes and sending ``body``
+    (perhaps less); the HTTP status, which must come within the timeout, whatever was left unsent."""
     parts = urlsplit(url)
     assert parts.hostname is not None
     assert parts.port is not None
-    head = "\r\n".join(
-        [
-            "POST /mcp HTTP/1.1",
-            f"Host: {host}",
-            "Content-Type: application/json",
-            "Accept: application/json, text/event-stream",
-            "Content-Length: 2",
-            "Connection: close",
-            *lines,
-        ]
-    )
+    fields = [
+        "POST /mcp HTTP/1.1",
+        f"Host: {host}",
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+        "Connection: close",
+        *lines,
+    ]
+    if not any(line.lower().startswith("transfer-encoding") for line in lines):
+        fields.append(f"Content-Length: {length}")
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
-        sock.sendall(head.encode("latin-1") + b"\r\n\r\n{}")
-        status_line = sock.recv(4096).split(b"\r\n", 1)[0].decode("latin-1")
+        sock.sendall("\r\n".join(fields).encode("latin-1") + b"\r\n\r\n" + body)
+        try:
+            status_line = sock.recv(4096).split(b"\r\n", 1)[0].decode("latin-1")
+        except TimeoutError:
+            pytest.fail("no answer within 10 s: the server waits for the rest of the body")
     return int(status_line.split()[1])
 
 
@@ -159,6 +162,18 @@ def test_the_http_edge_checks_host_then_bearer(rust_url: str) -> None:
     assert raw_status(rust_url, f"127.0.0.1.nip.io:{port}", bearer) == 421
     assert raw_status(rust_url, f"127.0.0.1:{port}") == 401
     assert raw_status(rust_url, f"localhost:{port}", "Authorization: Bearer not-a-token") == 401
+
+
+def test_a_body_is_read_only_after_the_bearer_check_and_only_up_to_the_limit(rust_url: str) -> None:
+    port = urlsplit(rust_url).port
+    host = f"127.0.0.1:{port}"
+    big = 24 * 1024 * 1024  # announced, never sent in full
+    assert raw_status(rust_url, host, length=big, body=b"{" + b" " * 65536) == 401
+    bearer = "Authorization: Bearer alice-example-token"
+    assert raw_status(rust_url, host, bearer, length=big, body=b"{") == 413
+    chunk = b" " * 0x100000
+    chunked = b"".join(b"100000\r\n" + chunk + b"\r\n" for _ in range(5))  # 5 MiB, over the 4 MiB limit
+    assert raw_status(rust_url, host, bearer, "Transfer-Encoding: chunked", body=chunked) == 413
 
 
 def test_the_published_jwks_holds_public_keys_only(rust_url: str) -> None:

@@ -241,6 +241,11 @@ async fn prepare(config: &Config, parts: &mut http::request::Parts, bytes: Bytes
         }
         Err(_) => return Prepared::Forward(bytes), // rmcp answers; there is no state to open or seal
     };
+    // What the other SDKs refuse as invalid params before any boundary sees a state, refused here
+    // before a state is opened (and perhaps redeemed), with their answer.
+    if let Some(problem) = invalid_params(method, params, wire.is_some()) {
+        return Prepared::Answer(jsonrpc_error(id, -32602, problem));
+    }
     let user = user_of(config, parts);
     let outcome = match wire {
         None => {
@@ -305,6 +310,27 @@ async fn prepare(config: &Config, parts: &mut http::request::Parts, bytes: Bytes
             "Internal Server Error",
         )),
     }
+}
+
+/// Params the Python SDK refuses (`-32602`) before its boundary runs: `inputResponses` that is not an
+/// object of result objects (on any round), and on a first round `prompts/get` arguments that are not an
+/// object of strings (on a retry the state is opened and refused `wrong_request` instead, as in Python).
+fn invalid_params(method: &str, params: &Map<String, Value>, retry: bool) -> Option<&'static str> {
+    match params.get("inputResponses") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(entries)) if entries.values().all(Value::is_object) => {}
+        Some(_) => {
+            return Some("Invalid params: inputResponses must be an object of result objects");
+        }
+    }
+    if method == "prompts/get"
+        && !retry
+        && let Some(Value::Object(arguments)) = params.get("arguments")
+        && !arguments.values().all(Value::is_string)
+    {
+        return Some("Invalid params: prompts/get arguments must be an object of strings");
+    }
+    None
 }
 
 /// The params of a refused request, made decodable by rmcp's typed params: the handler never runs,

@@ -712,3 +712,35 @@ async fn a_string_request_id_is_matched_like_a_number() {
     let done = send(&mut endpoint, post("tools/call", params, Some("alice"))).await;
     assert_eq!(completed_text(&done)["state"], json!({"n": 1}));
 }
+
+#[tokio::test]
+async fn answers_that_are_no_results_and_prompt_arguments_that_are_no_strings_are_invalid_params() {
+    let mut endpoint = endpoint(&boundary());
+    let token = token_of(
+        &send(
+            &mut endpoint,
+            post("tools/call", tool("once", json!({}), None), Some("alice")),
+        )
+        .await,
+    );
+    for responses in [json!({"q": "yes"}), json!(["yes"]), json!("yes")] {
+        let mut params = tool("once", json!({}), Some(json!(token.clone())));
+        params["inputResponses"] = responses;
+        let answer = send(&mut endpoint, post("tools/call", params, Some("alice"))).await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    }
+    // Refused before the state was opened: the single-use state still completes.
+    let params = tool("once", json!({}), Some(json!(token)));
+    completed_text(&send(&mut endpoint, post("tools/call", params, Some("alice"))).await);
+
+    let prompt = json!({"name": "p", "arguments": {"x": 1}});
+    let answer = send(&mut endpoint, post("prompts/get", prompt, Some("alice"))).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("object of strings"),
+        "{answer}"
+    );
+}

@@ -744,3 +744,20 @@ async fn answers_that_are_no_results_and_prompt_arguments_that_are_no_strings_ar
         "{answer}"
     );
 }
+
+#[tokio::test]
+async fn a_lone_surrogate_reaches_no_handler() {
+    let mut endpoint = endpoint(&boundary());
+    // serde_json (the layer's reader and rmcp's) refuses a lone surrogate escape in the whole body.
+    let request = post(
+        "tools/call",
+        tool("t", json!({"s": "PLACEHOLDER"}), Some(json!("x.y.z"))),
+        Some("alice"),
+    );
+    let (parts, body) = request.into_parts();
+    let text = String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let text = text.replace("PLACEHOLDER", "\\ud800");
+    let response = endpoint(Request::from_parts(parts, Full::new(Bytes::from(text)))).await;
+    let answer = String::from_utf8_lossy(response.body()).into_owned();
+    assert!(!answer.contains("\"result\""), "no handler ran: {answer}");
+}

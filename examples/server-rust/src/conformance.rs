@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mrtr_state_rmcp::verified_state;
+use mrtr_state_rmcp::{input_required, verified_state};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, InputRequest, InputRequests, InputRequiredResult,
@@ -81,20 +81,14 @@ fn list_roots() -> InputRequest {
     request("roots/list", Value::Null)
 }
 
-/// Ask for `requests`, carrying `state`; without one, the state records what was asked (as Python's
-/// `input_required` does), so a round that asks always seals a state and its answers are read against it
-/// (profile 8.2: answers without a verified state answer nothing).
+/// Ask for `requests`, carrying `state` (without one, the boundary's `input_required` records what was
+/// asked, so the answers are read against a verified state).
 fn ask(requests: Vec<(&str, InputRequest)>, state: Option<Value>) -> CallToolResponse {
-    let keys: Vec<&str> = requests.iter().map(|(key, _)| *key).collect();
-    let state = state.unwrap_or_else(|| json!({"asked": keys}));
     let requests: InputRequests = requests
         .into_iter()
         .map(|(key, request)| (key.to_owned(), request))
         .collect();
-    CallToolResponse::InputRequired(InputRequiredResult::new(
-        Some(requests),
-        Some(state.to_string()),
-    ))
+    CallToolResponse::InputRequired(input_required(requests, state))
 }
 
 fn text(message: String) -> CallToolResponse {

@@ -50,6 +50,15 @@ pub fn verified_state(context: &RequestContext<RoleServer>) -> Option<Value> {
     }
 }
 
+/// An `InputRequiredResult` that asks `requests` and carries `state` to the next round, where the boundary
+/// seals it. Without a state it carries `{"asked": [<keys>]}`, as Python's `input_required` does: a round
+/// that asks always seals a state, because answers that arrive without a verified state answer nothing
+/// (profile 8.2) and never reach the handler.
+pub fn input_required(requests: InputRequests, state: Option<Value>) -> InputRequiredResult {
+    let state = state.unwrap_or_else(|| json!({"asked": requests.keys().collect::<Vec<_>>()}));
+    InputRequiredResult::new(Some(requests), Some(state.to_string()))
+}
+
 /// What the layer recorded for this request, if it is the request being served.
 fn round_of(context: &RequestContext<RoleServer>, method: Option<&str>) -> Option<Round> {
     let parts = context.extensions.get::<http::request::Parts>()?;

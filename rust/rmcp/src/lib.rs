@@ -61,5 +61,5 @@ mod layer;
 mod request;
 
 pub use boundary::{AuthenticatedUser, Principal, REASON_META_KEY, StateBoundary, ToolRefusal};
-pub use handler::{StateHandler, verified_state};
+pub use handler::{StateHandler, input_required, verified_state};
 pub use layer::{StateLayer, StateService};

@@ -761,3 +761,23 @@ async fn a_lone_surrogate_reaches_no_handler() {
     let answer = String::from_utf8_lossy(response.body()).into_owned();
     assert!(!answer.contains("\"result\""), "no handler ran: {answer}");
 }
+
+#[test]
+fn input_required_without_a_state_records_what_it_asked() {
+    let question: rmcp::model::InputRequest =
+        serde_json::from_value(json!({"method": "roots/list"})).unwrap();
+    let asked = mrtr_state_rmcp::input_required(
+        [
+            ("b".to_owned(), question.clone()),
+            ("a".to_owned(), question),
+        ]
+        .into(),
+        None,
+    );
+    assert_eq!(
+        asked.request_state.as_deref(),
+        Some(r#"{"asked":["a","b"]}"#)
+    );
+    let kept = mrtr_state_rmcp::input_required(Default::default(), Some(json!({"step": 2})));
+    assert_eq!(kept.request_state.as_deref(), Some(r#"{"step":2}"#));
+}

@@ -91,23 +91,25 @@ impl Reason {
     /// A fixed sentence safe to show the client (profile section 6): no claim value, no key.
     pub fn message(self) -> &'static str {
         match self {
-            Reason::TooLarge => "The request state is too large.",
-            Reason::Malformed => "The request state is not a well-formed token.",
+            Reason::TooLarge => "The request state is larger than this server accepts.",
+            Reason::Malformed => "The request state is not a well-formed token of this profile.",
             Reason::UnsupportedHeader => {
-                "The request state uses a header this server does not accept."
+                "The request state uses a header parameter or algorithm this profile forbids."
             }
-            Reason::WrongType => "The request state is not of the expected type.",
+            Reason::WrongType => "The request state is not a token of type mrtr-state+jwt.",
             Reason::UnknownKey => {
-                "The request state was sealed with a key this server does not hold."
+                "The request state was signed with a key this server does not hold."
             }
-            Reason::AlgorithmMismatch => "The request state's algorithm does not match its key.",
-            Reason::BadSignature => "The request state was changed.",
+            Reason::AlgorithmMismatch => {
+                "The request state's algorithm is not the algorithm of its key."
+            }
+            Reason::BadSignature => "The request state's signature does not verify.",
             Reason::LifetimeTooLong => {
-                "The request state's lifetime is longer than this server allows."
+                "The request state was issued with a lifetime longer than this server allows."
             }
-            Reason::IssuedInFuture => "The request state was issued in the future.",
-            Reason::Expired => "The request state has expired.",
-            Reason::WrongIssuer => "The request state was issued by another service.",
+            Reason::IssuedInFuture => "The request state claims to be issued in the future.",
+            Reason::Expired => "The request state has expired; start the request again.",
+            Reason::WrongIssuer => "The request state was issued by another server.",
             Reason::WrongUser => "The request state belongs to another user.",
             Reason::WrongTool => {
                 "The request state was issued for another tool, prompt or resource."
@@ -115,9 +117,9 @@ impl Reason {
             Reason::WrongRequest => {
                 "The request state was issued for a request with other arguments."
             }
-            Reason::Replayed => "The request state was already used.",
+            Reason::Replayed => "The request state has already been used.",
             Reason::StoreUnavailable => {
-                "The request state cannot be checked right now; retry later."
+                "The request state could not be checked for reuse; try again later."
             }
         }
     }

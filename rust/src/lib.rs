@@ -33,7 +33,7 @@ pub use binding::Target;
 pub use errors::{ConfigError, InvalidRequestState, KeyringError, Reason, ReplayStoreError};
 pub use keys::{DEFAULT_KEYS_VARIABLE, Key, KeyFileOptions, Keyring};
 pub use replay::{MemoryReplayStore, RedeemFuture, ReplayStore};
-pub use sealer::{StateSealer, StateSealerBuilder};
+pub use sealer::{OpenOptions, StateSealer, StateSealerBuilder};
 pub use serde_json::Value;
 
 /// The quick start of README.md, compiled and run as a doc test.

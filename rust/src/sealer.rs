@@ -170,6 +170,16 @@ impl StateSealerBuilder {
     }
 }
 
+/// Options of one [`StateSealer::open_with`] call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Redeem the token in the replay store (profile 5, step 20): at most one open succeeds.
+    pub consume: bool,
+    /// Require the argument binding (`args_sha256`) on a tool or prompt for this call; `None`
+    /// keeps the builder's [`StateSealerBuilder::require_arguments`] (default `false`).
+    pub require_arguments: Option<bool>,
+}
+
 impl StateSealer {
     /// A builder for a sealer over this key ring.
     pub fn builder(ring: impl Into<Arc<Keyring>>) -> StateSealerBuilder {
@@ -259,7 +269,7 @@ impl StateSealer {
         arguments: Option<&Value>,
     ) -> Result<Value, InvalidRequestState> {
         let outcome = self
-            .check(token, user, target, arguments)
+            .check(token, user, target, arguments, None)
             .map(|checked| checked.state);
         self.count_open(target, &outcome, false);
         outcome
@@ -275,10 +285,29 @@ impl StateSealer {
         arguments: Option<&Value>,
         consume: bool,
     ) -> Result<Value, InvalidRequestState> {
+        let options = OpenOptions {
+            consume,
+            require_arguments: None,
+        };
+        self.open_with(token, user, target, arguments, &options)
+            .await
+    }
+
+    /// [`StateSealer::open`] with per-call options: single use, and the argument binding required
+    /// or not for this call whatever the builder said (an MCP boundary requires it, as Python's
+    /// `StateBoundary` does by default).
+    pub async fn open_with(
+        &self,
+        token: &str,
+        user: &str,
+        target: &Target,
+        arguments: Option<&Value>,
+        options: &OpenOptions,
+    ) -> Result<Value, InvalidRequestState> {
         let outcome = self
-            .open_counted(token, user, target, arguments, consume)
+            .open_counted(token, user, target, arguments, options)
             .await;
-        self.count_open(target, &outcome, consume);
+        self.count_open(target, &outcome, options.consume);
         outcome
     }
 
@@ -328,10 +357,10 @@ impl StateSealer {
         user: &str,
         target: &Target,
         arguments: Option<&Value>,
-        consume: bool,
+        options: &OpenOptions,
     ) -> Result<Value, InvalidRequestState> {
-        let checked = self.check(token, user, target, arguments)?;
-        if consume {
+        let checked = self.check(token, user, target, arguments, options.require_arguments)?;
+        if options.consume {
             // Profile 5, step 20: single use, last, so a token that fails any other step never
             // costs a store write. The key is iss#jti, never the token text; it is kept until
             // exp + 2 × leeway by this verifier's clock.
@@ -358,19 +387,26 @@ impl StateSealer {
         user: &str,
         target: &Target,
         arguments: Option<&Value>,
+        require_arguments: Option<bool>,
     ) -> Result<claims::Checked, InvalidRequestState> {
         // Profile 5, steps 1 to 11 (5.1 for the encrypted form), then steps 12 to 19.
         let decoded = token::open_claims(&self.ring, token, self.max_token_bytes)?;
+        let overridden;
+        let settings = match require_arguments {
+            Some(require) if require != self.settings.require_arguments => {
+                overridden = VerifierSettings {
+                    require_arguments: require,
+                    ..self.settings.clone()
+                };
+                &overridden
+            }
+            _ => &self.settings,
+        };
         let binding = Binding {
             user,
             target,
             arguments,
         };
-        Ok(claims::check(
-            decoded,
-            &self.settings,
-            &binding,
-            (self.clock)(),
-        )?)
+        Ok(claims::check(decoded, settings, &binding, (self.clock)())?)
     }
 }

@@ -81,6 +81,7 @@ pub(crate) struct Config {
     pub(crate) tool_refusal: ToolRefusal,
     pub(crate) single_use: SingleUse,
     pub(crate) max_body_bytes: usize,
+    pub(crate) require_arguments: bool,
 }
 
 impl Config {
@@ -110,6 +111,7 @@ impl fmt::Debug for StateBoundary {
             .field("tool_refusal", &self.config.tool_refusal)
             .field("single_use", &self.config.single_use)
             .field("max_body_bytes", &self.config.max_body_bytes)
+            .field("require_arguments", &self.config.require_arguments)
             .finish_non_exhaustive()
     }
 }
@@ -117,11 +119,10 @@ impl fmt::Debug for StateBoundary {
 impl StateBoundary {
     /// A boundary that seals and opens with `sealer` (its issuer, keys, lifetime and replay store),
     /// binding states to the [`AuthenticatedUser`], refusing on `tools/call` with a tool error, and
-    /// with no single-use target.
-    ///
-    /// Build the sealer with `require_arguments(true)`, as the other languages' boundaries require by
-    /// default: a `tools/call` or `prompts/get` state without the argument binding is then refused
-    /// `wrong_request` (profile 5, step 19). Every state this boundary seals carries the binding.
+    /// with no single-use target, requiring the argument binding whatever the sealer's own setting:
+    /// a `tools/call` or `prompts/get` state without `args_sha256` is refused `wrong_request`
+    /// (profile 5, step 19), as the other languages' boundaries do by default. Every state this
+    /// boundary seals carries the binding.
     pub fn new(sealer: Arc<StateSealer>) -> Self {
         Self {
             config: Arc::new(Config {
@@ -130,6 +131,7 @@ impl StateBoundary {
                 tool_refusal: ToolRefusal::ToolError,
                 single_use: SingleUse::None,
                 max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+                require_arguments: true,
             }),
         }
     }
@@ -142,6 +144,7 @@ impl StateBoundary {
             tool_refusal: old.tool_refusal,
             single_use: old.single_use.clone(),
             max_body_bytes: old.max_body_bytes,
+            require_arguments: old.require_arguments,
         };
         change(&mut config);
         Self {
@@ -180,6 +183,12 @@ impl StateBoundary {
     /// The largest request body [`StateLayer`] reads (default 4 MiB); a larger one is answered `413`.
     pub fn max_body_bytes(self, bytes: usize) -> Self {
         self.with(|config| config.max_body_bytes = bytes)
+    }
+
+    /// Whether a `tools/call` or `prompts/get` state must carry the argument binding (default
+    /// `true`). Turn it off only to accept states minted by a server that does not bind arguments.
+    pub fn require_arguments(self, require: bool) -> Self {
+        self.with(|config| config.require_arguments = require)
     }
 
     /// The tower layer to put in front of rmcp's `StreamableHttpService`.

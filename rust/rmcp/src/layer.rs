@@ -14,6 +14,8 @@ use serde_json::{Map, Value, json};
 use tower_layer::Layer;
 use tower_service::Service;
 
+use mrtr_state::OpenOptions;
+
 use crate::boundary::{AuthenticatedUser, Config, Principal};
 use crate::request::{Binding, METHODS, Outcome, Round, RoundData, target_of, text_of};
 
@@ -270,10 +272,13 @@ async fn prepare(config: &Config, parts: &mut http::request::Parts, bytes: Bytes
             // A requestState that is not a string cannot be a token: it is opened as the empty
             // token, which the sealer refuses (and counts) as malformed, as every language does.
             let token = wire.as_str().unwrap_or("");
-            let consume = config.is_single_use(&target);
+            let options = OpenOptions {
+                consume: config.is_single_use(&target),
+                require_arguments: Some(config.require_arguments),
+            };
             match config
                 .sealer
-                .open(token, user, &target, arguments.as_ref(), consume)
+                .open_with(token, user, &target, arguments.as_ref(), &options)
                 .await
             {
                 Ok(state) => {

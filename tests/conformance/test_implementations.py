@@ -3,8 +3,8 @@
 An implementation is named by a manifest: a baseline example's ``conformance.json``
 (its class, the forms it offers, how to build and run it), the Go module's
 ``go/conformance.json`` (the same form, for its adapter ``go/cmd/conformance``; ``java/`` and
-``rust/`` likewise, the Rust crate's adapter being its ``mrtr-state-conformance`` binary), or an interop example's
-``interop.json`` with a ``conformance`` member (its class and the arguments that start
+``rust/`` likewise, the Rust crate's adapter being its ``mrtr-state-conformance`` binary), or an
+interop example's ``interop.json`` with a ``conformance`` member (its class and the arguments that start
 its conformance command). The reference (``mrtr-state conformance --serve``) runs too.
 
 Each run adds the same seeded mutations to the vectors, and a strict implementation

@@ -2,8 +2,9 @@
 
 An implementation is named by a manifest: a baseline example's ``conformance.json``
 (its class, the forms it offers, how to build and run it), the Go module's
-``go/conformance.json`` (the same form, for its adapter ``go/cmd/conformance``), or an interop example's
-``interop.json`` with a ``conformance`` member (its class and the arguments that start
+``go/conformance.json`` (the same form, for its adapter ``go/cmd/conformance``; ``java/`` and
+``rust/`` likewise, the Rust crate's adapter being its ``mrtr-state-conformance`` binary), or an
+interop example's ``interop.json`` with a ``conformance`` member (its class and the arguments that start
 its conformance command). The reference (``mrtr-state conformance --serve``) runs too.
 
 Each run adds the same seeded mutations to the vectors, and a strict implementation
@@ -45,7 +46,7 @@ def discover() -> list[Implementation]:
             "reference", None, "strict", (), (sys.executable, "-m", "mrtr_state", "conformance", "--serve")
         )
     ]
-    # The baseline examples, and the libraries with a conformance adapter of their own (go/, java/).
+    # The baseline examples, and the libraries with a conformance adapter of their own (go/, java/, rust/).
     manifests = [
         *sorted((ROOT / "examples").glob("*/*/conformance.json")),
         *sorted(ROOT.glob("*/conformance.json")),
@@ -122,4 +123,5 @@ def test_every_example_language_runs_through_the_runner() -> None:
         "interop-rust",
         "interop-typescript",
         "java",
+        "rust-crate",
     } <= names

@@ -1,11 +1,12 @@
-"""A mixed fleet for the cross-language test: the Python, TypeScript, Go and Java example servers as replicas.
+"""A mixed fleet for the cross-language tests: the Python, TypeScript, Go, Java and Rust example servers.
 
 The servers get one key ring (``MRTR_STATE_KEYS``), one issuer and one Redis (``--redis-url``), as a
 round-robin load balancer's backends would. The TypeScript side (the ``mrtr-state`` package and
 ``examples/server-ts``) is built here from its own lock files (``npm ci``), the Go side
 (``examples/server-go`` on the Go module) with ``go build``, the Java side (the library in ``java/`` and
-``examples/server-java``) from its pinned Maven builds; without Node.js, Go, or Java and Maven the tests
-skip, except under ``CI=true``, where they fail. Calls go through three official SDK clients: the Python
+``examples/server-java``) from its pinned Maven builds, the Rust side (``examples/server-rust`` on the crates
+in ``rust/``) with ``cargo build --locked``; without Node.js, Go, Java and Maven, or cargo the tests skip,
+except under ``CI=true``, where they fail. Calls go through three official SDK clients: the Python
 client in process, the TypeScript client as ``examples/server-ts/dist/client.js``, the Go client as
 ``examples/server-go/bin/client``.
 """
@@ -38,6 +39,10 @@ TS_SERVER = ROOT / "examples" / "server-ts"
 GO_SERVER = ROOT / "examples" / "server-go"
 JAVA_EXAMPLES = ROOT / "examples"  # its pom.xml builds the Java examples with java/ as a module
 JAVA_SERVER = ROOT / "examples" / "server-java"
+RUST_SERVER = ROOT / "examples" / "server-rust"
+#: The Rust example builds into the core crate's target directory, so the crates it shares with
+#: ``rust/`` and ``rust/rmcp`` compile once.
+RUST_TARGET = ROOT / "rust" / "target"
 BUILD_TIMEOUT = 900
 CALL_TIMEOUT = 60
 
@@ -73,6 +78,7 @@ _MAVEN_CLASSPATH = (
 #: example server and its client (the module comes from ``go/`` by ``replace``). Java: the example server
 #: and its classpath in one Maven run over ``examples/pom.xml``, which lists ``java/`` as a module, so the
 #: classpath holds ``java/target/classes`` and nothing is installed into ``~/.m2`` (shared by every checkout).
+#: Rust: the example server from its lock file, a debug build (the tests need no optimized code).
 TOOLCHAINS = {
     "typescript": Toolchain(
         "Node.js",
@@ -103,11 +109,16 @@ TOOLCHAINS = {
             ),
         ),
     ),
+    "rust": Toolchain(
+        "Rust",
+        ("cargo",),
+        ((RUST_SERVER, ("cargo", "build", "--locked", "--quiet", "--target-dir", str(RUST_TARGET))),),
+    ),
 }
 
 
 def build(language: str) -> None:
-    """Build the ``typescript``, ``go`` or ``java`` replica (and client) as ``TOOLCHAINS`` says."""
+    """Build the ``typescript``, ``go``, ``java`` or ``rust`` replica (and client) as ``TOOLCHAINS`` says."""
     toolchain = TOOLCHAINS[language]
     missing = [tool for tool in toolchain.tools if shutil.which(tool) is None]
     if missing:
@@ -132,6 +143,7 @@ SERVER_COMMANDS: dict[str, tuple[str, ...] | None] = {
     "typescript": ("node", str(TS_SERVER / "dist" / "main.js")),
     "go": (str(GO_SERVER / "bin" / "server-go"),),
     "java": (str(JAVA_SERVER / "run.sh"),),
+    "rust": (str(RUST_TARGET / "debug" / "server-rust"),),
 }
 
 

@@ -1,0 +1,188 @@
+//! The Redis replay store against a redis-server started on loopback (feature `redis`). Without
+//! redis-server on PATH the tests say so and pass, except under CI=true, where they fail.
+#![cfg(feature = "redis")]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mrtr_state::replay::redis::RedisReplayStore;
+use mrtr_state::{Keyring, Reason, ReplayStore, StateSealer, Target};
+use serde_json::json;
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "TRUE" | "yes"))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A redis-server on loopback, or `None` (a failure under CI=true) when there is none.
+fn redis_server(port: u16) -> Option<Server> {
+    let child = Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let child = match child {
+        Ok(child) => child,
+        Err(_) if in_ci() => {
+            panic!("redis-server not found on PATH (CI=true: a missing tool is a failure)")
+        }
+        Err(_) => {
+            eprintln!("redis-server not found on PATH: the Redis store test did not run");
+            return None;
+        }
+    };
+    let server = Server(child);
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "redis-server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(server)
+}
+
+#[test]
+fn the_redis_key_is_the_other_languages_key() {
+    let store = RedisReplayStore::from_url("redis://127.0.0.1:1/0").unwrap();
+    // BASE64URL(SHA-256("https://mcp.example.com#abc")), as Python's hashlib computes it.
+    assert_eq!(
+        store.redis_key("https://mcp.example.com#abc"),
+        "mrtr-state:jti:CzVZrp6MrwH3B2V7F6H4R0hzdkVe9o2CFUW7ShwPIWc"
+    );
+    assert!(!format!("{store:?}").contains("127.0.0.1"));
+}
+
+#[tokio::test]
+async fn single_use_through_redis_and_store_unavailable_when_it_is_down() {
+    let port = free_port();
+    let Some(server) = redis_server(port) else {
+        return;
+    };
+    let store = Arc::new(
+        RedisReplayStore::from_url(&format!("redis://127.0.0.1:{port}/0"))
+            .unwrap()
+            .with_timeouts(Duration::from_millis(500), Duration::from_millis(500)),
+    );
+    let sealer = StateSealer::builder(Keyring::dev_hs256())
+        .issuer("https://mcp.example.com")
+        .replay_store(store.clone())
+        .build()
+        .unwrap();
+    let tool = Target::Tool("pay".into());
+    let token = sealer
+        .seal(&json!({"amount": 5}), "alice", &tool, None)
+        .unwrap();
+    assert!(
+        sealer
+            .open(&token, "alice", &tool, None, true)
+            .await
+            .is_ok()
+    );
+    let again = sealer
+        .open(&token, "alice", &tool, None, true)
+        .await
+        .unwrap_err();
+    assert_eq!(again.reason, Reason::Replayed);
+    // A second store (another replica) sees the same key.
+    let replica = RedisReplayStore::from_url(&format!("redis://127.0.0.1:{port}/0")).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert_eq!(
+        replica
+            .redeem("https://mcp.example.com#replica-key-000000", now + 60)
+            .await,
+        Ok(true)
+    );
+    assert_eq!(
+        store
+            .redeem("https://mcp.example.com#replica-key-000000", now + 60)
+            .await,
+        Ok(false)
+    );
+    // A retention already over is refused, not written.
+    assert!(
+        store
+            .redeem("https://mcp.example.com#old-0000000000000000", now - 1)
+            .await
+            .is_err()
+    );
+
+    drop(server); // Redis goes away: the store fails closed.
+    let fresh = sealer.seal(&json!(1), "alice", &tool, None).unwrap();
+    let down = sealer
+        .open(&fresh, "alice", &tool, None, true)
+        .await
+        .unwrap_err();
+    assert_eq!(down.reason, Reason::StoreUnavailable);
+
+    let _back = redis_server(port).unwrap(); // and answers again once Redis does.
+    assert!(
+        sealer
+            .open(&fresh, "alice", &tool, None, true)
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out() {
+    // A loopback listener that accepts and never replies: the SET is bounded by the timeout.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let store = RedisReplayStore::from_url(&format!("redis://127.0.0.1:{port}/0"))
+        .unwrap()
+        .with_timeouts(Duration::from_millis(300), Duration::from_millis(300));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let started = Instant::now();
+    assert!(
+        store
+            .redeem("iss#silent-00000000000000", now + 60)
+            .await
+            .is_err()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+}

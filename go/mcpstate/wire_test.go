@@ -439,3 +439,50 @@ func TestOverStdioArgumentsDeeperThanTheSDKReadsCloseTheConnection(t *testing.T)
 		t.Errorf("999 levels over stdio: %s; the SDK now answers, so the limit in go/README.md is gone", got)
 	}
 }
+
+// Handler sends a JSON-RPC -32602 answer with HTTP 200 (the SDK writes 400 for
+// it on the 2026-07-28 wire), as the Python, TypeScript and Java boundaries
+// send it; a header mismatch keeps its 400, the body is the SDK's own.
+func TestAnInvalidParamsAnswerGoesOutWithHTTP200(t *testing.T) {
+	server, _ := edgeServer(t, mcpstate.JSONRPCError)
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true})
+	httpServer := httptest.NewServer(mcpstate.Handler(handler))
+	t.Cleanup(httpServer.Close)
+	post := func(name, params string) (int, map[string]any) {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + params + `}`
+		req, _ := http.NewRequest(http.MethodPost, httpServer.URL, strings.NewReader(body))
+		for key, value := range map[string]string{"Content-Type": "application/json",
+			"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+			"Mcp-Method": "tools/call", "Mcp-Name": name} {
+			req.Header.Set(key, value)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var answer map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+			t.Fatalf("HTTP %d, body not JSON: %v", resp.StatusCode, err)
+		}
+		return resp.StatusCode, answer
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	for _, params := range []string{
+		`{"name":"delete_branch","arguments":{},"requestState":42,` + meta + `}`,             // malformed
+		`{"name":"delete_branch","arguments":{"n":1152921504606846976},` + meta + `}`,        // unbindable
+		`{"name":"delete_branch","arguments":{},"inputResponses":{"ok":"yes"},` + meta + `}`, // no result
+	} {
+		status, answer := post("delete_branch", params)
+		code, _ := answer["error"].(map[string]any)["code"].(float64)
+		if status != http.StatusOK || code != -32602 || answer["id"] != float64(7) {
+			t.Errorf("%s: HTTP %d %v, want 200 with a -32602 answering id 7", params, status, answer)
+		}
+	}
+	status, answer := post("other_tool", `{"name":"delete_branch","arguments":{},`+meta+`}`)
+	if code, _ := answer["error"].(map[string]any)["code"].(float64); status != http.StatusBadRequest || code == -32602 {
+		t.Errorf("a header mismatch: HTTP %d %v, want the SDK's 400", status, answer)
+	}
+}

@@ -213,6 +213,24 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     await close();
   });
 
+  it("answers an inputResponses entry that is no result with -32602 naming the entry, never its value, on every round", async () => {
+    const { connect, handlerCalls, close } = serve();
+    const alice = await connect("alice");
+    const token = await firstRound(alice);
+    const calls = handlerCalls.length;
+    for (const requestState of [undefined, token]) {
+      const params = { name: "delete_branch", arguments: { branch: "release-1.2" }, requestState, inputResponses: { confirm: "yes-secret" } };
+      await assert.rejects(call(alice, params, { allowInputRequired: true }), (error: unknown) => {
+        assert.equal((error as { code: number }).code, -32602);
+        assert.match((error as Error).message, /inputResponses\["confirm"\] is not a result/);
+        assert.doesNotMatch((error as Error).message, /yes-secret/);
+        return true;
+      });
+    }
+    assert.equal(handlerCalls.length, calls); // the handler never ran
+    await close();
+  });
+
   it("carries encrypted states when the ring's first key is an A256GCM key: the client cannot read them", async () => {
     const sealer = new StateSealer(Keyring.generate("A256GCM"), { issuer: ISSUER });
     const { connect, close } = serve({ sealer });

@@ -64,6 +64,12 @@ export interface StateBoundaryOptions {
 const NO_PRINCIPAL_WIRE = "The server cannot bind request state to a user: no authenticated principal.";
 const badArguments = (problem: string) => `The request's arguments cannot be bound to a request state (they must be I-JSON): ${problem}.`;
 const INTERNAL = "Internal error";
+/** The answer to an `inputResponses` entry that is no result: it names the entry (quoted, cut short), never its value. */
+const badResponse = (key: string) => {
+  const name = JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}...` : key);
+  return `Invalid params: inputResponses[${name}] is not a result of the input request it answers (an object such as an ElicitResult).`;
+};
+
 
 type Handler = (request: { method: string; params?: unknown }, ctx: ServerContext) => Promise<unknown>;
 type HandlerTable = Map<string, Handler>;
@@ -151,6 +157,15 @@ export class StateBoundary {
   }
 
   async #serve(method: TargetMethod, inner: Handler, request: { method: string; params?: unknown }, ctx: ServerContext): Promise<unknown> {
+    // An answer that is no result of any input request ("yes" where an ElicitResult belongs, or a wrapped
+    // {method, result}) is a -32602 before the state is looked at, as Python's SDK, Go's and Java's
+    // boundaries answer it. The SDK drops such entries and records their keys; it would let the handler
+    // ask again, a fourth answer to the same input.
+    const bad = ctx.mcpReq.droppedInputResponseKeys?.[0];
+    if (bad !== undefined) {
+      this.#logger.warn(`an inputResponses entry on ${method} is not a result`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, badResponse(bad));
+    }
     const wire: unknown = ctx.mcpReq.requestState();
     let user: string | undefined;
     let handlerCtx: ServerContext;

@@ -1,8 +1,11 @@
-"""The edge inputs of profile 8.2 as raw JSON-RPC over Streamable HTTP, and the answer each one gets.
+"""The edge inputs of profile 8.2 as raw JSON-RPC (over Streamable HTTP or stdio), and the answer each gets.
 
 An answer is reduced to what every language must agree on: a JSON-RPC error code and its ``data.reason``,
-or a tool result's ``isError`` and its reason code (``_meta``), or ``input_required``/``complete``. The
-Python example server's answers are the reference (``EXPECTED`` in test_server_java_example.py).
+or a tool result's ``isError`` and its reason code (``_meta``), or ``input_required``/``complete``; an
+HTTP status other than 200 is added to it (``"HTTP 400"``), since a JSON-RPC error is a response and goes
+out with 200 in every language. The Python example server's answers are the reference: ``EXPECTED``,
+by refusal mode. Used by tests/crosslang/test_edge_inputs.py (every example server) and
+tests/java/test_server_java_example.py (the Java one, with its own checks).
 """
 
 from __future__ import annotations
@@ -96,10 +99,15 @@ def post(url: str, request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]
 
 
 def answer(send: Send, request: dict[str, Any]) -> tuple[Any, ...]:
-    """The answer, reduced: ("error", code, reason), ("tool_error", reason) or (result type,)."""
+    """The answer, reduced: ("error", code, reason), ("tool_error", reason) or (result type,), then
+    ``"HTTP <status>"`` when the status was not 200."""
     status, message = send(request)
     if message is None:
         return ("http", status)
+    return (*_reduced(message), *(() if status == 200 else (f"HTTP {status}",)))
+
+
+def _reduced(message: dict[str, Any]) -> tuple[Any, ...]:
     if "error" in message:
         data = message["error"].get("data")
         return ("error", message["error"]["code"], data.get("reason") if isinstance(data, dict) else None)
@@ -160,3 +168,38 @@ def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
         ),
     )
     return answers
+
+
+MALFORMED = "malformed"
+_FIRST_ROUND = ("input_required",)
+#: Arguments that cannot be bound on a first round: -32602 whose message says why; no reason code, since
+#: no state was refused.
+_NOT_BINDABLE = ("error", -32602, None)
+
+
+def _expected(refused: Callable[[str], tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
+    return {
+        "requestState absent": _FIRST_ROUND,
+        "requestState null": _FIRST_ROUND,
+        **{
+            f"requestState {name}": refused(MALFORMED)
+            for name in ("empty", "int", "float", "true", "object", "array")
+        },
+        **{
+            f"retry with arguments {name}": refused("wrong_request")
+            for name in ("absent", "null", "empty object", "string", "array", "2**60", "nested 300")
+        },
+        "first round with arguments 2**60": _NOT_BINDABLE,
+        "first round with arguments nested 300": _NOT_BINDABLE,
+        "state to an unknown tool": refused("wrong_tool"),
+        "inputResponses entry not an object": ("error", -32602, None),
+        "inputResponses on a first round": _FIRST_ROUND,  # dropped: the handler asks
+    }
+
+
+#: Python's answers (``python examples/server --dev-key --tool-refusal MODE``), by refusal mode
+#: (``tool_error`` or ``jsonrpc``, as every example server spells the option).
+EXPECTED = {
+    "tool_error": _expected(lambda reason: ("tool_error", reason)),
+    "jsonrpc": _expected(lambda reason: ("error", -32602, reason)),
+}

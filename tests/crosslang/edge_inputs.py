@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import select
 import subprocess
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -57,15 +59,22 @@ def http(url: str) -> Send:
     return lambda request: post(url, request)
 
 
-def stdio(process: subprocess.Popen[str]) -> Send:
-    """Send requests as lines to a stdio server, reading lines until the answer with the request's id."""
+def stdio(process: subprocess.Popen[str], timeout: float = 30) -> Send:
+    """Send requests as lines to a stdio server, reading lines until the answer with the request's id.
+
+    No answer within ``timeout`` seconds, or the server's end of the pipe closed: status 0, no answer.
+    """
 
     def send(request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
         assert process.stdin is not None
         assert process.stdout is not None
         process.stdin.write(json.dumps(request) + "\n")
         process.stdin.flush()
+        deadline = time.monotonic() + timeout
         while True:
+            ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return 0, None
             line = process.stdout.readline()
             if not line:
                 return 0, None
@@ -100,10 +109,10 @@ def post(url: str, request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]
 
 def answer(send: Send, request: dict[str, Any]) -> tuple[Any, ...]:
     """The answer, reduced: ("error", code, reason), ("tool_error", reason) or (result type,), then
-    ``"HTTP <status>"`` when the status was not 200."""
+    ``"HTTP <status>"`` when the status was not 200; ("no answer",) when none came (stdio)."""
     status, message = send(request)
     if message is None:
-        return ("http", status)
+        return ("no answer",) if status == 0 else ("http", status)
     return (*_reduced(message), *(() if status == 200 else (f"HTTP {status}",)))
 
 

@@ -213,21 +213,25 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     await close();
   });
 
-  it("answers an inputResponses entry that is no result with -32602 naming the entry, never its value, on every round", async () => {
+  it("answers an inputResponses entry that is no result with -32602 naming the entry (never its value) after the state opens", async () => {
     const { connect, handlerCalls, close } = serve();
     const alice = await connect("alice");
     const token = await firstRound(alice);
     const calls = handlerCalls.length;
-    for (const requestState of [undefined, token]) {
-      const params = { name: "delete_branch", arguments: { branch: "release-1.2" }, requestState, inputResponses: { confirm: "yes-secret" } };
-      await assert.rejects(call(alice, params, { allowInputRequired: true }), (error: unknown) => {
-        assert.equal((error as { code: number }).code, -32602);
-        assert.match((error as Error).message, /inputResponses\["confirm"\] is not a result/);
-        assert.doesNotMatch((error as Error).message, /yes-secret/);
-        return true;
-      });
-    }
+    const bad = { confirm: "yes-secret" };
+    const retry = { name: "delete_branch", arguments: { branch: "release-1.2" }, requestState: token, inputResponses: bad };
+    await assert.rejects(call(alice, retry, { allowInputRequired: true }), (error: unknown) => {
+      assert.equal((error as { code: number }).code, -32602);
+      assert.match((error as Error).message, /inputResponses\["confirm"\] is not a result/);
+      assert.doesNotMatch((error as Error).message, /yes-secret/);
+      return true;
+    });
     assert.equal(handlerCalls.length, calls); // the handler never ran
+    // A refused state is refused first; on a first round the answers are dropped and the handler asks.
+    const forged = await call(alice, { ...retry, requestState: "abc.def.ghi" }, { allowInputRequired: true });
+    assert.equal(refusalOf(forged), "malformed");
+    const first = (await call(alice, { ...retry, requestState: undefined }, { allowInputRequired: true })) as unknown as { resultType: string };
+    assert.equal(first.resultType, "input_required");
     await close();
   });
 

@@ -157,15 +157,6 @@ export class StateBoundary {
   }
 
   async #serve(method: TargetMethod, inner: Handler, request: { method: string; params?: unknown }, ctx: ServerContext): Promise<unknown> {
-    // An answer that is no result of any input request ("yes" where an ElicitResult belongs, or a wrapped
-    // {method, result}) is a -32602 before the state is looked at, as Python's SDK, Go's and Java's
-    // boundaries answer it. The SDK drops such entries and records their keys; it would let the handler
-    // ask again, a fourth answer to the same input.
-    const bad = ctx.mcpReq.droppedInputResponseKeys?.[0];
-    if (bad !== undefined) {
-      this.#logger.warn(`an inputResponses entry on ${method} is not a result`);
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, badResponse(bad));
-    }
     const wire: unknown = ctx.mcpReq.requestState();
     let user: string | undefined;
     let handlerCtx: ServerContext;
@@ -189,6 +180,15 @@ export class StateBoundary {
         this.#logger.warn(`requestState refused on ${method}: ${error.reason} (${error.detail})`);
         if (method !== "tools/call" || this.#toolRefusal === "jsonrpc") throw jsonrpcError(error);
         return toolError(error);
+      }
+      // With a verified state, an answer that is no result of any input request ("yes" where an
+      // ElicitResult belongs, or a wrapped {method, result}) is a -32602, as Python's and Java's boundaries
+      // answer it; a refused state is refused first, and on a first round every answer is dropped. The SDK
+      // drops such entries and records their keys; the handler would ask again.
+      const bad = ctx.mcpReq.droppedInputResponseKeys?.[0];
+      if (bad !== undefined) {
+        this.#logger.warn(`an inputResponses entry on ${method} is not a result`);
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, badResponse(bad));
       }
       handlerCtx = this.#context(ctx, { requestState: textOf(claim), claim });
     }

@@ -280,10 +280,6 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		req = withParams(req, parsed.state, false) // without WireMetaKey
-		if parsed.badResponses {
-			b.logger.Warn("mcpstate: an inputResponses entry is not a result", "method", method)
-			return nil, errBadResponses
-		}
 		var bound *binding.Request
 		round := Round{}
 		if parsed.state == "" && parsed.unread {
@@ -321,6 +317,13 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			if parsed.unread { // opened, yet the SDK cannot hand the handler these arguments
 				return nil, errUnreadArguments
+			}
+			if parsed.badResponses {
+				// Answers to a verified round that are no results: -32602, as Python's
+				// and Java's boundaries answer them. A refused state was refused above;
+				// on a first round the answers are dropped (the wrapper took them away).
+				b.logger.Warn("mcpstate: an inputResponses entry is not a result", "method", method)
+				return nil, errBadResponses
 			}
 			text := textOf(claims.State)
 			round = Round{Verified: true, State: text, Claims: claims}

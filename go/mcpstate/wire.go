@@ -38,7 +38,9 @@ import (
 //   - inputResponses that are no results the SDK can read (the string "yes"
 //     where an ElicitResult belongs) are recorded the same way and removed, so
 //     that the middleware answers -32602 Invalid params on every transport
-//     (over Streamable HTTP the SDK's header check would answer -32020);
+//     once the state opens (over Streamable HTTP the SDK's header check would
+//     answer -32020); a refused state is refused first, and on a first round
+//     they are dropped like any other answers, as Python's boundary does;
 //   - a WireMetaKey a client sent is removed, so only this process writes it.
 
 // WireMetaKey is the _meta member of a target request under which Transport

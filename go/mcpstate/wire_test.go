@@ -321,11 +321,14 @@ func checkEdgeInputs(t *testing.T, connect func(*testing.T, *mcp.Server) (*mcp.C
 				t.Errorf("%s with requestState %s: %s, want a first round (minted)", method, what, got)
 			}
 		}
-		// An answer that is no result of the request it answers: -32602, before
-		// the state is looked at.
-		for _, state := range []string{"", mint(t, cs, tm, method, name)} {
-			if got := send(cs, tm, method, name, state, edits{"inputResponses": {set: `{"ok":"yes"}`}}); got != "invalid params" {
-				t.Errorf("%s with inputResponses {\"ok\":\"yes\"} (state %t): %s, want invalid params", method, state != "", got)
+		// An answer that is no result of the request it answers: -32602 once the
+		// state opens; a refused state is refused first; on a first round the
+		// answers are dropped and the handler asks (Python's answers).
+		bad := edits{"inputResponses": {set: `{"ok":"yes"}`}}
+		for state, want := range map[string]string{mint(t, cs, tm, method, name): "invalid params",
+			"abc.def.ghi": "refused malformed", "": "minted"} {
+			if got := send(cs, tm, method, name, state, bad); got != want {
+				t.Errorf("%s with inputResponses {\"ok\":\"yes\"} (state %.12q): %s, want %s", method, state, got, want)
 			}
 		}
 		if method == "resources/read" {
@@ -471,9 +474,8 @@ func TestAnInvalidParamsAnswerGoesOutWithHTTP200(t *testing.T) {
 	}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	for _, params := range []string{
-		`{"name":"delete_branch","arguments":{},"requestState":42,` + meta + `}`,             // malformed
-		`{"name":"delete_branch","arguments":{"n":1152921504606846976},` + meta + `}`,        // unbindable
-		`{"name":"delete_branch","arguments":{},"inputResponses":{"ok":"yes"},` + meta + `}`, // no result
+		`{"name":"delete_branch","arguments":{},"requestState":42,` + meta + `}`,      // malformed
+		`{"name":"delete_branch","arguments":{"n":1152921504606846976},` + meta + `}`, // unbindable
 	} {
 		status, answer := post("delete_branch", params)
 		code, _ := answer["error"].(map[string]any)["code"].(float64)

@@ -170,6 +170,12 @@ def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
     answers["inputResponses entry not an object"] = answer(
         send, body("delete_branch", BRANCH, valid_state(send), {"confirm": "yes"})
     )
+    answers["inputResponses entry not an object, refused state"] = answer(
+        send, body("delete_branch", BRANCH, "abc.def.ghi", {"confirm": "yes"})
+    )
+    answers["inputResponses entry not an object, first round"] = answer(
+        send, body("delete_branch", BRANCH, MISSING, {"confirm": "yes"})
+    )
     answers["inputResponses on a first round"] = answer(
         send,
         body(
@@ -202,6 +208,8 @@ def _expected(refused: Callable[[str], tuple[Any, ...]]) -> dict[str, tuple[Any,
         "first round with arguments nested 300": _NOT_BINDABLE,
         "state to an unknown tool": refused("wrong_tool"),
         "inputResponses entry not an object": ("error", -32602, None),
+        "inputResponses entry not an object, refused state": refused(MALFORMED),  # the state is refused first
+        "inputResponses entry not an object, first round": _FIRST_ROUND,  # dropped, as any answers are
         "inputResponses on a first round": _FIRST_ROUND,  # dropped: the handler asks
     }
 

@@ -488,3 +488,21 @@ func TestAnInvalidParamsAnswerGoesOutWithHTTP200(t *testing.T) {
 		t.Errorf("a header mismatch: HTTP %d %v, want the SDK's 400", status, answer)
 	}
 }
+
+// The -32602 for an inputResponses entry that is no result names the entry
+// (its key, quoted) and never shows its value, over both transports.
+func TestANoResultAnswerIsNamedNeverShown(t *testing.T) {
+	for name, connect := range map[string]func(*testing.T, *mcp.Server) (*mcp.ClientSession, *tamper){
+		"stdio": overStdio, "http": overHTTP} {
+		server, _ := edgeServer(t, mcpstate.ToolError)
+		cs, tm := connect(t, server)
+		state := mint(t, cs, tm, "tools/call", "delete_branch")
+		tm.next = edits{"inputResponses": {set: `{"confirm":"yes-secret"}`}}
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "delete_branch", Arguments: map[string]any{}, RequestState: state})
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams ||
+			!strings.Contains(wire.Message, `inputResponses["confirm"] is not a result`) || strings.Contains(wire.Message, "yes-secret") {
+			t.Errorf("%s: %v, want -32602 naming inputResponses[\"confirm\"] without its value", name, err)
+		}
+	}
+}

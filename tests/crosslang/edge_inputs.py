@@ -185,6 +185,18 @@ def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
     return answers
 
 
+#: The value of a no-result inputResponses entry in ``no_result_message``: it must never be shown.
+SECRET_ANSWER = "yes-secret-answer"
+
+
+def no_result_message(send: Send) -> str:
+    """The error message for a verified retry whose ``inputResponses`` entry ``confirm`` is no result."""
+    _, reply = send(body("delete_branch", BRANCH, valid_state(send), {"confirm": SECRET_ANSWER}))
+    assert reply is not None
+    assert reply.get("error", {}).get("code") == -32602, reply
+    return str(reply["error"]["message"])
+
+
 MALFORMED = "malformed"
 _FIRST_ROUND = ("input_required",)
 #: Arguments that cannot be bound on a first round: -32602 whose message says why; no reason code, since

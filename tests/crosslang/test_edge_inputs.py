@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.crosslang import fleet
-from tests.crosslang.edge_inputs import EXPECTED, edge_answers, http, stdio
+from tests.crosslang.edge_inputs import EXPECTED, SECRET_ANSWER, edge_answers, http, no_result_message, stdio
 
 LANGUAGES = ("python", "typescript", "go", "java")
 
@@ -45,11 +45,20 @@ def _differences(answers: dict[str, dict[str, tuple[Any, ...]]]) -> list[str]:
 @pytest.mark.parametrize("mode", ["tool_error", "jsonrpc"])
 def test_every_example_server_gives_pythons_answer_over_http(built: None, mode: str) -> None:
     answers: dict[str, dict[str, tuple[Any, ...]]] = {}
+    messages: dict[str, str] = {}
     for language in LANGUAGES:
         with fleet.replica(language, "--dev-key", "--tool-refusal", mode, env={}) as url:
             answers[language] = edge_answers(http(url))
+            messages[language] = no_result_message(http(url))
     assert answers["python"] == EXPECTED[mode]
     assert _differences(answers) == []
+    # The -32602 for an inputResponses entry that is no result says which entry, never what it held.
+    unnamed = {
+        language: message
+        for language, message in messages.items()
+        if "confirm" not in message or SECRET_ANSWER in message
+    }
+    assert unnamed == {}
 
 
 #: The command that serves each example over stdio (before ``--dev-key --stdio ...``).

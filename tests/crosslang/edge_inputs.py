@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import itertools
 import json
-import select
+import queue
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -62,21 +63,32 @@ def http(url: str) -> Send:
 def stdio(process: subprocess.Popen[str], timeout: float = 30) -> Send:
     """Send requests as lines to a stdio server, reading lines until the answer with the request's id.
 
-    No answer within ``timeout`` seconds, or the server's end of the pipe closed: status 0, no answer.
+    A thread reads the server's lines as they come (so that two lines arriving together are never left
+    in a buffer unseen). No answer within ``timeout`` seconds, or the server's output ended: status 0,
+    no answer.
     """
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put("")  # the end of the output
+
+    threading.Thread(target=pump, daemon=True).start()
 
     def send(request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
         assert process.stdin is not None
-        assert process.stdout is not None
         process.stdin.write(json.dumps(request) + "\n")
         process.stdin.flush()
         deadline = time.monotonic() + timeout
         while True:
-            ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
                 return 0, None
-            line = process.stdout.readline()
             if not line:
+                lines.put("")  # still the end for the next request
                 return 0, None
             message = json.loads(line)
             if message.get("id") == request["id"]:

@@ -198,11 +198,7 @@ public final class Main {
             }
             return;
         }
-        // A JSON-RPC -32602 answer (a refusal in the jsonrpc mode, arguments that cannot be bound) is the
-        // request's response, not a transport failure: HTTP 200, as the Python, TypeScript and Go example
-        // servers send it (the SDK's default is 400). Header mismatches and the other codes keep theirs.
         HttpServletMcpTransport transport = HttpServletMcpTransport.builder(manager)
-                .errorStatus(-32602, 200)
                 .contextExtractor(request -> McpTransportContext.create(
                         request.getAttribute(USER) instanceof String user ? Map.of(USER, user) : Map.of()))
                 .build();

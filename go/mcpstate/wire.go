@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -356,9 +355,7 @@ func (c *wireConnection) Close() error {
 //	auth.RequireBearerToken(verify, nil)(mcpstate.Handler(mcp.NewStreamableHTTPHandler(...)))
 //
 // It reads the body whole, as the SDK's handler does; bound its size with
-// http.MaxBytesHandler outside it. It also sends a JSON-RPC -32602 answer
-// (a refusal in the JSONRPCError mode, arguments that cannot be bound) with
-// HTTP 200 where the SDK sends 400, as every language of this project does.
+// http.MaxBytesHandler outside it.
 func Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -380,84 +377,8 @@ func Handler(next http.Handler) http.Handler {
 		r = r.WithContext(r.Context())
 		r.Body = io.NopCloser(bytes.NewReader(out))
 		r.ContentLength = int64(len(out))
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		sw.release(nil)
+		next.ServeHTTP(w, r)
 	})
-}
-
-// statusWriter sends a JSON-RPC -32602 answer with HTTP 200 where the SDK
-// writes 400 (it maps -32602 to 400 on the 2026-07-28 wire, as the Python SDK
-// does; the TypeScript SDK sends 200). A JSON-RPC error is the request's
-// answer, not a failure of the transport, so every language of this project
-// sends 200 for it. Only an application/json 400 whose first write is one
-// JSON-RPC error with code -32602 and a request id is changed, and only its
-// status; header mismatches (-32020), other codes and plain-text errors keep
-// theirs.
-type statusWriter struct {
-	http.ResponseWriter
-	held     bool // a 400 is held until the first write shows what it answers
-	released bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if !w.released && !w.held && code == http.StatusBadRequest &&
-		strings.HasPrefix(strings.ToLower(w.Header().Get("Content-Type")), "application/json") {
-		w.held = true
-		return
-	}
-	if !w.held {
-		w.released = true
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-// release writes a held status: 200 when first is a JSON-RPC -32602 answer,
-// else the 400 the SDK asked for.
-func (w *statusWriter) release(first []byte) {
-	if !w.held {
-		return
-	}
-	w.held, w.released = false, true
-	if first != nil && invalidParamsAnswer(first) {
-		w.ResponseWriter.WriteHeader(http.StatusOK)
-		return
-	}
-	w.ResponseWriter.WriteHeader(http.StatusBadRequest)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	w.release(p)
-	w.released = true
-	return w.ResponseWriter.Write(p)
-}
-
-// Flush writes a held status and flushes, for the SDK's event streams.
-func (w *statusWriter) Flush() {
-	w.release(nil)
-	w.released = true
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap gives http.ResponseController the SDK's writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// invalidParamsAnswer tells whether body is one JSON-RPC error answering a
-// request (an id that is not null) with code -32602.
-func invalidParamsAnswer(body []byte) bool {
-	var m struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *struct {
-			Code *int64 `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &m) != nil || m.JSONRPC != "2.0" || len(m.ID) == 0 || string(m.ID) == "null" {
-		return false
-	}
-	return m.Error != nil && m.Error.Code != nil && *m.Error.Code == jsonrpc.CodeInvalidParams
 }
 
 // rewriteBody rewrites each request of a JSON-RPC message or batch; a body it

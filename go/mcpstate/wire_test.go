@@ -443,10 +443,11 @@ func TestOverStdioArgumentsDeeperThanTheSDKReadsCloseTheConnection(t *testing.T)
 	}
 }
 
-// Handler sends a JSON-RPC -32602 answer with HTTP 200 (the SDK writes 400 for
-// it on the 2026-07-28 wire), as the Python, TypeScript and Java boundaries
-// send it; a header mismatch keeps its 400, the body is the SDK's own.
-func TestAnInvalidParamsAnswerGoesOutWithHTTP200(t *testing.T) {
+// Behind Handler a JSON-RPC -32602 answer goes out with the SDK's HTTP 400:
+// MCP 2026-07-28 (SEP-2575) says InvalidParams MUST be returned with 400 on
+// Streamable HTTP, as the Python, TypeScript and Java example servers send it;
+// a header mismatch keeps its 400 too, the body is the SDK's own.
+func TestAnInvalidParamsAnswerGoesOutWithHTTP400(t *testing.T) {
 	server, _ := edgeServer(t, mcpstate.JSONRPCError)
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true})
@@ -479,8 +480,8 @@ func TestAnInvalidParamsAnswerGoesOutWithHTTP200(t *testing.T) {
 	} {
 		status, answer := post("delete_branch", params)
 		code, _ := answer["error"].(map[string]any)["code"].(float64)
-		if status != http.StatusOK || code != -32602 || answer["id"] != float64(7) {
-			t.Errorf("%s: HTTP %d %v, want 200 with a -32602 answering id 7", params, status, answer)
+		if status != http.StatusBadRequest || code != -32602 || answer["id"] != float64(7) {
+			t.Errorf("%s: HTTP %d %v, want 400 with a -32602 answering id 7", params, status, answer)
 		}
 	}
 	status, answer := post("other_tool", `{"name":"delete_branch","arguments":{},`+meta+`}`)

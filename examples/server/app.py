@@ -27,7 +27,7 @@ from mrtr_state import Keyring, KeyringError, MemoryReplayStore, StateSealer, au
 from mrtr_state.keys.key_source import KeySource
 from mrtr_state.keys.reloading import DEFAULT_KEYS_FILE_VARIABLE, ReloadingKeyring
 from mrtr_state.keys.remote_jwks import RemoteJWKS
-from mrtr_state.mcp import Principal, StateBoundary, ToolRefusal, authenticated_subject, invalid_params_as_200
+from mrtr_state.mcp import Principal, StateBoundary, ToolRefusal, authenticated_subject
 from server.accounts import EXAMPLE_TOKENS, SCOPE, StaticTokenVerifier
 from server.conformance import add_conformance_fixtures
 from server.git_tools import GitHost, add_git_tools, example_host
@@ -254,9 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.conformance
         else build_server(sealer, tool_refusal=args.tool_refusal, host=host)
     )
-    # A JSON-RPC -32602 answer (a refusal in the jsonrpc mode, arguments that cannot be bound) goes out
-    # with HTTP 200, as the TypeScript, Go and Java example servers send it, not the SDK's 400.
-    app = invalid_params_as_200(server.streamable_http_app(stateless_http=True, host=args.host))
+    app = server.streamable_http_app(stateless_http=True, host=args.host)
     # Bind and listen before printing the URL: a client that reads it can connect
     # at once (the connection waits in the backlog until uvicorn accepts it).
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET

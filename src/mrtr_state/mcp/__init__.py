@@ -11,9 +11,7 @@ the authenticated user, the target (tool, prompt or resource) and the request's
 arguments; every ``requestState`` that comes back is verified before any handler
 runs, and a refusal is answered as a tool error (``tools/call``) or a JSON-RPC
 ``-32602`` error. Handlers build results with :func:`input_required` and read the
-verified retry with :func:`read_retry`. Over Streamable HTTP, wrap the SDK's app in
-:func:`invalid_params_as_200` so that a ``-32602`` answer goes out with HTTP 200, as in
-every language of this project. See ``docs/mcp.md``.
+verified retry with :func:`read_retry`. See ``docs/mcp.md``.
 
     >>> from mrtr_state import Keyring, StateSealer
     >>> from mrtr_state.mcp import StateBoundary
@@ -47,7 +45,6 @@ if not hasattr(mcp_types, "InputRequiredResult") or not hasattr(_sdk_request_sta
     )
 
 from mrtr_state.mcp.boundary import StateBoundary, ToolRefusal  # noqa: E402
-from mrtr_state.mcp.http_status import invalid_params_as_200  # noqa: E402
 from mrtr_state.mcp.principal import Principal, authenticated_subject  # noqa: E402
 from mrtr_state.mcp.refusal import REASON_META_KEY, jsonrpc_error, tool_error  # noqa: E402
 from mrtr_state.mcp.rounds import Retry, input_required, read_retry  # noqa: E402
@@ -60,7 +57,6 @@ __all__ = [
     "ToolRefusal",
     "authenticated_subject",
     "input_required",
-    "invalid_params_as_200",
     "jsonrpc_error",
     "read_retry",
     "tool_error",

@@ -30,7 +30,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { audience, Keyring, KeyringError, MemoryReplayStore, StateSealer, type ReplayStore } from "mrtr-state";
-import { StateBoundary, type ToolRefusal } from "mrtr-state/mcp";
+import { StateBoundary, withErrorStatus, type ToolRefusal } from "mrtr-state/mcp";
 import { RedisReplayStore } from "mrtr-state/redis";
 
 import { addGitTools, exampleHost } from "./git-tools.js";
@@ -221,7 +221,11 @@ async function main(argv: string[]): Promise<number> {
       if (body === undefined) {
         return refuse(req, res, new Response(`Payload Too Large: the request body must not exceed ${MAX_BODY_BYTES} bytes`, { status: 413 }));
       }
-      return send(res, await handler.fetch(new Request(url, { method, headers, body }), { authInfo: auth }));
+      // A JSON-RPC -32602 answer (a refusal in the jsonrpc mode, arguments that cannot be bound) goes out with
+      // HTTP 400 as MCP 2026-07-28 (SEP-2575) says and the Python, Go and Java example servers send it; the
+      // SDK's handler sends 200 for it.
+      const request = new Request(url, { method, headers, body });
+      return send(res, await withErrorStatus(request, await handler.fetch(request, { authInfo: auth })));
     })().catch((error: unknown) => {
       process.stderr.write(`example server: request failed: ${error instanceof Error ? error.name : typeof error}\n`);
       if (!res.headersSent) res.writeHead(500);

@@ -2,9 +2,10 @@
 
 An answer is reduced to what every language must agree on: a JSON-RPC error code and its ``data.reason``,
 or a tool result's ``isError`` and its reason code (``_meta``), or ``input_required``/``complete``; an
-HTTP status other than 200 is added to it (``"HTTP 400"``), since a JSON-RPC error is a response and goes
-out with 200 in every language. The Python example server's answers are the reference: ``EXPECTED``,
-by refusal mode. Used by tests/crosslang/test_edge_inputs.py (every example server) and
+HTTP status other than 200 is added to it (``"HTTP 400"``): MCP 2026-07-28 (SEP-2575) says a -32602 goes
+out with HTTP 400 on Streamable HTTP, in every language. The Python example server's answers are the
+reference: ``EXPECTED`` by refusal mode (over stdio, where there is no status), ``EXPECTED_HTTP`` over
+Streamable HTTP. Used by tests/crosslang/test_edge_inputs.py (every example server) and
 tests/java/test_server_java_example.py (the Java one, with its own checks).
 """
 
@@ -243,4 +244,15 @@ def _expected(refused: Callable[[str], tuple[Any, ...]]) -> dict[str, tuple[Any,
 EXPECTED = {
     "tool_error": _expected(lambda reason: ("tool_error", reason)),
     "jsonrpc": _expected(lambda reason: ("error", -32602, reason)),
+}
+
+
+def _over_http(answer: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An answer as it comes over Streamable HTTP: a -32602 with HTTP 400 (SEP-2575), all else with 200."""
+    return (*answer, "HTTP 400") if answer[:2] == ("error", -32602) else answer
+
+
+#: Python's answers over Streamable HTTP: ``EXPECTED`` with every -32602 sent with HTTP 400.
+EXPECTED_HTTP = {
+    mode: {edge: _over_http(answer) for edge, answer in answers.items()} for mode, answers in EXPECTED.items()
 }

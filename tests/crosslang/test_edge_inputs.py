@@ -5,8 +5,9 @@ The inputs (tests/crosslang/edge_inputs.py: ``requestState`` absent, null, empty
 unknown tool; an ``inputResponses`` entry that is no result) go as raw JSON-RPC to each example server in
 both refusal modes, over Streamable HTTP and over stdio (``--stdio``). Each answer, reduced to its
 JSON-RPC code and ``data.reason``, or its tool error's reason code, or its result type, and the HTTP
-status when it is not 200, must be Python's, and Python's must be ``EXPECTED``: so a new language, or a
-new SDK version under one, cannot drift silently. Over stdio every language must give ``EXPECTED`` too,
+status when it is not 200 (400 for every -32602: MCP 2026-07-28, SEP-2575), must be Python's, and
+Python's must be ``EXPECTED_HTTP``: so a new language, or a new SDK version under one, cannot drift
+silently. Over stdio every language must give ``EXPECTED`` too,
 except where the Python SDK's stdio reader hides an input (``PYTHON_STDIO_LIMIT``, documented). Each
 server starts once per mode and transport, one at a time.
 """
@@ -20,7 +21,15 @@ from typing import Any
 import pytest
 
 from tests.crosslang import fleet
-from tests.crosslang.edge_inputs import EXPECTED, SECRET_ANSWER, edge_answers, http, no_result_message, stdio
+from tests.crosslang.edge_inputs import (
+    EXPECTED,
+    EXPECTED_HTTP,
+    SECRET_ANSWER,
+    edge_answers,
+    http,
+    no_result_message,
+    stdio,
+)
 
 LANGUAGES = ("python", "typescript", "go", "java")
 
@@ -50,7 +59,7 @@ def test_every_example_server_gives_pythons_answer_over_http(built: None, mode: 
         with fleet.replica(language, "--dev-key", "--tool-refusal", mode, env={}) as url:
             answers[language] = edge_answers(http(url))
             messages[language] = no_result_message(http(url))
-    assert answers["python"] == EXPECTED[mode]
+    assert answers["python"] == EXPECTED_HTTP[mode]
     assert _differences(answers) == []
     # The -32602 for an inputResponses entry that is no result says which entry, never what it held.
     unnamed = {

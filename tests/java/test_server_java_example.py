@@ -3,7 +3,8 @@
 The edge inputs of profile 8.2 (tests/crosslang/edge_inputs.py) go as raw JSON-RPC to the Java server behind
 its ``ToolBoundary``, in both refusal modes over Streamable HTTP and over stdio, and to the Python example
 server (the reference); each answer (JSON-RPC code and ``data.reason``, or the tool error's reason code,
-or the result type, and an HTTP status other than 200) must be the one in ``EXPECTED`` on both. Also:
+or the result type, and an HTTP status other than 200: 400 for a -32602, SEP-2575) must be the one in
+``EXPECTED_HTTP`` (``EXPECTED`` over stdio) on both. Also:
 the ``Host`` check (421), and the sentence that says why arguments cannot be bound. The JVM starts three
 times in all.
 """
@@ -20,7 +21,17 @@ import httpx2
 import pytest
 
 from tests.crosslang import fleet
-from tests.crosslang.edge_inputs import BRANCH, DEEP, EXPECTED, body, edge_answers, http, post, stdio
+from tests.crosslang.edge_inputs import (
+    BRANCH,
+    DEEP,
+    EXPECTED,
+    EXPECTED_HTTP,
+    body,
+    edge_answers,
+    http,
+    post,
+    stdio,
+)
 
 MANUAL_ROUNDS = fleet.ROOT / "java" / "src" / "test" / "java" / "ManualRounds.java"
 CLASSPATH = fleet.JAVA_SERVER / "target" / "classpath.txt"
@@ -46,7 +57,7 @@ def test_every_edge_input_gets_pythons_answer_over_http(built: None, mode: str, 
         if mode == "tool_error":
             _check_host_and_wording(url)
             _check_manual_rounds(url, tmp_path)
-    assert python == EXPECTED[mode]
+    assert python == EXPECTED_HTTP[mode]
     assert java == python
 
 

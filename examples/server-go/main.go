@@ -9,9 +9,13 @@
 //	          [--tool-refusal tool_error|jsonrpc] [--redis-url redis://...]
 //	          [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]] [--conformance]
 //	          [--jwks-url URL [--jwks-refresh 300]]   (a verify-only replica)
+//	          [--stdio [--stdio-user USER]]
 //
 // Prints "example server: listening on http://HOST:PORT/mcp (...)" once it
-// accepts connections. Its Ed25519 public keys are at /.well-known/mrtr-state-jwks.json.
+// accepts connections. With --stdio it serves the same tools over standard
+// input and output instead (mcpstate.Transport around the SDK's stdio
+// transport), for one user (--stdio-user, by default the login name), to whom
+// every state is bound. Its Ed25519 public keys are at /.well-known/mrtr-state-jwks.json.
 package main
 
 import (
@@ -19,11 +23,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	osuser "os/user"
 	"strings"
 	"syscall"
 	"time"
@@ -76,6 +82,8 @@ func run(argv []string) int {
 	conformance := flags.Bool("conformance", false, "serve the MCP conformance suite's fixtures instead, without authentication")
 	jwksURL := flags.String("jwks-url", "", "a verify-only replica: open states with the public JWKS at this URL (another server's "+jwksPath+"); it cannot seal")
 	jwksRefresh := flags.Int("jwks-refresh", 300, "with --jwks-url: fetch the JWKS this often, in seconds; a new kid fetches at once, at most every min(30, this) seconds")
+	stdio := flags.Bool("stdio", false, "serve the same tools over stdio for one user (--stdio-user) instead of Streamable HTTP")
+	stdioUser := flags.String("stdio-user", "", "with --stdio: the one user every state is bound to (default: the login name)")
 	if err := flags.Parse(argv); err != nil {
 		return 2
 	}
@@ -114,6 +122,9 @@ func run(argv []string) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if *stdio {
+		return serveStdio(sealer, *toolRefusal, *stdioUser, *ttl, logger)
+	}
 	server, handler, err := build(sealer, source, *conformance, *toolRefusal, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "example server: %v\n", err)
@@ -139,6 +150,63 @@ func run(argv []string) int {
 		return 1
 	}
 	return 0
+}
+
+// serveStdio serves delete_branch and book_trip over stdio until standard
+// input closes. There is no bearer token on stdio: the one user of a local
+// server is chosen here, deliberately (mcpstate.FixedPrincipal), and
+// mcpstate.Transport shows the middleware each request as sent.
+func serveStdio(sealer *mrtrstate.Sealer, toolRefusal, user string, ttl int, logger *slog.Logger) int {
+	if user == "" {
+		if current, err := osuser.Current(); err == nil {
+			user = current.Username
+		}
+	}
+	if user == "" {
+		fmt.Fprintln(os.Stderr, "example server: --stdio needs --stdio-user (the login name is unknown)")
+		return 2
+	}
+	server := newExampleServer(logger)
+	opts := exampleOptions(toolRefusal, logger)
+	opts.Principal = mcpstate.FixedPrincipal(user)
+	if err := mcpstate.Install(server, sealer, opts); err != nil {
+		fmt.Fprintf(os.Stderr, "example server: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(os.Stderr, "example server: serving stdio (delete_branch, book_trip, ttl %d s) for %s\n", ttl, user)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := server.Run(ctx, mcpstate.Transport(&mcp.StdioTransport{})); err != nil && ctx.Err() == nil &&
+		!errors.Is(err, io.EOF) {
+		fmt.Fprintf(os.Stderr, "example server: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// newExampleServer is the MCP server with delete_branch and book_trip, before
+// the middleware is installed.
+func newExampleServer(logger *slog.Logger) *mcp.Server {
+	server := mcp.NewServer(&mcp.Implementation{Name: "mrtr-state-example-go", Version: "1.0.0"},
+		&mcp.ServerOptions{Instructions: "Delete branches (after the person confirms) and book trips.", Logger: logger})
+	addGitTools(server, exampleHost())
+	addTripTools(server, &airline{})
+	return server
+}
+
+// exampleOptions are the middleware's options for the example's tools.
+func exampleOptions(toolRefusal string, logger *slog.Logger) *mcpstate.Options {
+	refusal := mcpstate.ToolError
+	if toolRefusal == "jsonrpc" {
+		refusal = mcpstate.JSONRPCError
+	}
+	return &mcpstate.Options{
+		ToolRefusal: refusal,
+		// The acting rounds: a confirmed delete, and book_trip's seat round, which
+		// books. Single use is per target, so book_trip's dates round is redeemed too.
+		SingleUse: []string{"tools/call:delete_branch", "tools/call:book_trip"},
+		Logger:    logger,
+	}
 }
 
 // localKeys are the keys of a replica that seals: an ephemeral development
@@ -176,26 +244,16 @@ func localKeys(devKey bool, alg string) (keys.Source, error) {
 // published JWKS.
 func build(sealer *mrtrstate.Sealer, source keys.Source, conformance bool, toolRefusal string,
 	logger *slog.Logger) (*mcp.Server, http.Handler, error) {
-	refusal := mcpstate.ToolError
-	if toolRefusal == "jsonrpc" {
-		refusal = mcpstate.JSONRPCError
-	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "mrtr-state-example-go", Version: "1.0.0"},
-		&mcp.ServerOptions{Instructions: "Delete branches (after the person confirms) and book trips.", Logger: logger})
-	opts := &mcpstate.Options{
-		ToolRefusal: refusal,
-		// The acting rounds: a confirmed delete, and book_trip's seat round, which
-		// books. Single use is per target, so book_trip's dates round is redeemed too.
-		SingleUse: []string{"tools/call:delete_branch", "tools/call:book_trip"},
-		Logger:    logger,
-	}
+	var server *mcp.Server
+	opts := exampleOptions(toolRefusal, logger)
 	if conformance {
+		server = mcp.NewServer(&mcp.Implementation{Name: "mrtr-state-example-go", Version: "1.0.0"},
+			&mcp.ServerOptions{Instructions: "Delete branches (after the person confirms) and book trips.", Logger: logger})
 		// No authentication: every state is bound to one principal, chosen here.
 		opts = &mcpstate.Options{Principal: mcpstate.FixedPrincipal(conformancePrincipal), ToolRefusal: mcpstate.JSONRPCError, Logger: logger}
 		addConformanceFixtures(server)
 	} else {
-		addGitTools(server, exampleHost())
-		addTripTools(server, &airline{})
+		server = newExampleServer(logger)
 	}
 	if err := mcpstate.Install(server, sealer, opts); err != nil {
 		return nil, nil, err

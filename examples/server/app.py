@@ -10,6 +10,7 @@ against. ``main`` is the command line (``python examples/server --help``).
 from __future__ import annotations
 
 import argparse
+import getpass
 import logging
 import os
 import socket
@@ -26,7 +27,7 @@ from mrtr_state import Keyring, KeyringError, MemoryReplayStore, StateSealer, au
 from mrtr_state.keys.key_source import KeySource
 from mrtr_state.keys.reloading import DEFAULT_KEYS_FILE_VARIABLE, ReloadingKeyring
 from mrtr_state.keys.remote_jwks import RemoteJWKS
-from mrtr_state.mcp import StateBoundary, ToolRefusal
+from mrtr_state.mcp import Principal, StateBoundary, ToolRefusal, authenticated_subject
 from server.accounts import EXAMPLE_TOKENS, SCOPE, StaticTokenVerifier
 from server.conformance import add_conformance_fixtures
 from server.git_tools import GitHost, add_git_tools, example_host
@@ -53,8 +54,12 @@ def build_server(
     tool_refusal: ToolRefusal = "tool_error",
     host: GitHost | None = None,
     airline: Airline | None = None,
+    principal: Principal = authenticated_subject,
 ) -> MCPServer:
     """The example server: bearer-token users, ``delete_branch`` and ``book_trip``.
+
+    ``principal`` names whose states they are: the bearer token's user by default; a fixed user
+    (a string) for the one person a stdio server serves.
 
     The states of both tools are single use, so ``sealer`` needs a replay store:
     the round that acts (the confirmed delete, the seat that books) must happen
@@ -73,6 +78,7 @@ def build_server(
     )
     StateBoundary(
         sealer,
+        principal=principal,
         tool_refusal=tool_refusal,
         # The acting rounds: a confirmed delete, and book_trip's seat round, which
         # books. book_trip's dates round only asks; single use is per target, so
@@ -167,6 +173,18 @@ def _parser() -> argparse.ArgumentParser:
         help="also serve a repository acme/load with N branches load-0 ... (for load tests)",
     )
     parser.add_argument(
+        "--stdio",
+        action="store_true",
+        help="serve the same tools over stdio (JSON-RPC lines on standard input and output) for one user, "
+        "--stdio-user, instead of Streamable HTTP",
+    )
+    parser.add_argument(
+        "--stdio-user",
+        default=None,
+        metavar="USER",
+        help="with --stdio: the one user every state is bound to (default: the login name)",
+    )
+    parser.add_argument(
         "--conformance",
         action="store_true",
         help="serve the MCP conformance suite's fixtures instead, without authentication",
@@ -221,6 +239,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     host = example_host()
     if args.load_branches:
         host = example_host(load_branches=args.load_branches)
+    if args.stdio:
+        # One person's server: every state is bound to that user, chosen here (no bearer token on stdio).
+        user = args.stdio_user or getpass.getuser()
+        print(
+            f"example server: serving stdio (delete_branch, book_trip, ttl {args.ttl} s) for {user}",
+            file=sys.stderr,
+            flush=True,
+        )
+        build_server(sealer, tool_refusal=args.tool_refusal, host=host, principal=user).run("stdio")
+        return 0
     server = (
         build_conformance_server(sealer)
         if args.conformance

@@ -160,8 +160,10 @@ type request struct {
 	// that are not an object of strings; see Transport), so the handler must
 	// not run.
 	unread bool
-	// badResponses: an inputResponses entry is no result the SDK can read.
+	// badResponses: an inputResponses entry is no result the SDK can read;
+	// badResponse names it (a quoted key, "" when the map itself is unreadable).
 	badResponses bool
+	badResponse  string
 }
 
 func parts(method string, req mcp.Request) (request, bool) {
@@ -194,7 +196,7 @@ func parts(method string, req mcp.Request) (request, bool) {
 		if sent.arguments != nil {
 			r.arguments, r.unread = sent.arguments, sent.removed
 		}
-		r.badResponses = sent.badResponses
+		r.badResponses, r.badResponse = sent.badResponses, sent.badResponse
 	}
 	return r, method == "tools/call" || method == "prompts/get" || method == "resources/read"
 }
@@ -253,9 +255,16 @@ var errUnreadArguments = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 	Message: "The request's arguments cannot be read: they nest too deeply, or, on prompts/get, they are not an object whose members are strings."}
 
 // errBadResponses answers an inputResponses entry that is no result of an
-// input request (an ElicitResult, a CreateMessageResult, a ListRootsResult).
-var errBadResponses = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-	Message: "Invalid params: an inputResponses entry is not a valid result of the request it answers."}
+// input request (an ElicitResult, a CreateMessageResult, a ListRootsResult),
+// naming the entry (its key, quoted), never its value.
+func errBadResponses(name string) *jsonrpc.Error {
+	if name == "" {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "Invalid params: inputResponses is not an object of results of the input requests it answers."}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+		Message: "Invalid params: inputResponses[" + name + "] is not a result of the input request it answers (an object such as an ElicitResult)."}
+}
 
 var errNoPrincipal = internalError("The server cannot bind request state to a user: no authenticated principal.")
 
@@ -280,10 +289,6 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		req = withParams(req, parsed.state, false) // without WireMetaKey
-		if parsed.badResponses {
-			b.logger.Warn("mcpstate: an inputResponses entry is not a result", "method", method)
-			return nil, errBadResponses
-		}
 		var bound *binding.Request
 		round := Round{}
 		if parsed.state == "" && parsed.unread {
@@ -321,6 +326,13 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			if parsed.unread { // opened, yet the SDK cannot hand the handler these arguments
 				return nil, errUnreadArguments
+			}
+			if parsed.badResponses {
+				// Answers to a verified round that are no results: -32602, as Python's
+				// and Java's boundaries answer them. A refused state was refused above;
+				// on a first round the answers are dropped (the wrapper took them away).
+				b.logger.Warn("mcpstate: an inputResponses entry is not a result", "method", method)
+				return nil, errBadResponses(parsed.badResponse)
 			}
 			text := textOf(claims.State)
 			round = Round{Verified: true, State: text, Claims: claims}

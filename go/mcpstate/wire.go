@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"sync"
 
@@ -37,7 +38,9 @@ import (
 //   - inputResponses that are no results the SDK can read (the string "yes"
 //     where an ElicitResult belongs) are recorded the same way and removed, so
 //     that the middleware answers -32602 Invalid params on every transport
-//     (over Streamable HTTP the SDK's header check would answer -32020);
+//     once the state opens (over Streamable HTTP the SDK's header check would
+//     answer -32020); a refused state is refused first, and on a first round
+//     they are dropped like any other answers, as Python's boundary does;
 //   - a WireMetaKey a client sent is removed, so only this process writes it.
 
 // WireMetaKey is the _meta member of a target request under which Transport
@@ -56,6 +59,7 @@ type wireFacts struct {
 	arguments    json.RawMessage // prompts/get: the arguments member as sent (nil: absent)
 	removed      bool            // the SDK was not shown them: it cannot decode them
 	badResponses bool            // inputResponses the SDK cannot decode (not shown to it)
+	badResponse  string          // the first entry it cannot decode, as a quoted key ("": the map itself)
 }
 
 // sent holds the facts of requests in flight by their one-time id.
@@ -129,7 +133,7 @@ func rewriteParams(method string, params json.RawMessage) (out json.RawMessage, 
 	if responses, ok := members["inputResponses"]; ok && string(responses) != "null" {
 		var m mcp.InputResponseMap
 		if json.Unmarshal(responses, &m) != nil {
-			f.badResponses, record = true, true
+			f.badResponses, f.badResponse, record = true, firstBadResponse(responses), true
 			delete(members, "inputResponses")
 		}
 	}
@@ -154,6 +158,32 @@ func rewriteParams(method string, params json.RawMessage) (out json.RawMessage, 
 		members["_meta"] = text
 	}
 	return encodeMembers(members, params, changed), id, changed
+}
+
+// firstBadResponse is the key of the first entry (in key order) of an
+// inputResponses map that the SDK cannot decode, quoted and cut short for a
+// message; "" when the map itself is no object.
+func firstBadResponse(responses json.RawMessage) string {
+	var entries map[string]json.RawMessage
+	if json.Unmarshal(responses, &entries) != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(entries))
+	for key := range entries {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		var m mcp.InputResponseMap
+		if json.Unmarshal([]byte(`{"k":`+string(entries[key])+`}`), &m) != nil {
+			if r := []rune(key); len(r) > 64 {
+				key = string(r[:64]) + "..."
+			}
+			quoted, _ := json.Marshal(key)
+			return string(quoted)
+		}
+	}
+	return ""
 }
 
 // withState is params' members with requestState set to state (if present).

@@ -321,11 +321,14 @@ func checkEdgeInputs(t *testing.T, connect func(*testing.T, *mcp.Server) (*mcp.C
 				t.Errorf("%s with requestState %s: %s, want a first round (minted)", method, what, got)
 			}
 		}
-		// An answer that is no result of the request it answers: -32602, before
-		// the state is looked at.
-		for _, state := range []string{"", mint(t, cs, tm, method, name)} {
-			if got := send(cs, tm, method, name, state, edits{"inputResponses": {set: `{"ok":"yes"}`}}); got != "invalid params" {
-				t.Errorf("%s with inputResponses {\"ok\":\"yes\"} (state %t): %s, want invalid params", method, state != "", got)
+		// An answer that is no result of the request it answers: -32602 once the
+		// state opens; a refused state is refused first; on a first round the
+		// answers are dropped and the handler asks (Python's answers).
+		bad := edits{"inputResponses": {set: `{"ok":"yes"}`}}
+		for state, want := range map[string]string{mint(t, cs, tm, method, name): "invalid params",
+			"abc.def.ghi": "refused malformed", "": "minted"} {
+			if got := send(cs, tm, method, name, state, bad); got != want {
+				t.Errorf("%s with inputResponses {\"ok\":\"yes\"} (state %.12q): %s, want %s", method, state, got, want)
 			}
 		}
 		if method == "resources/read" {
@@ -437,5 +440,70 @@ func TestOverStdioArgumentsDeeperThanTheSDKReadsCloseTheConnection(t *testing.T)
 	got := send(cs, tm, "tools/call", "delete_branch", "", edits{"arguments": {set: nested(999)}})
 	if !strings.Contains(got, "connection closed") && !strings.Contains(got, "EOF") {
 		t.Errorf("999 levels over stdio: %s; the SDK now answers, so the limit in go/README.md is gone", got)
+	}
+}
+
+// Behind Handler a JSON-RPC -32602 answer goes out with the SDK's HTTP 400:
+// MCP 2026-07-28 (SEP-2575) says InvalidParams MUST be returned with 400 on
+// Streamable HTTP, as the Python, TypeScript and Java example servers send it;
+// a header mismatch keeps its 400 too, the body is the SDK's own.
+func TestAnInvalidParamsAnswerGoesOutWithHTTP400(t *testing.T) {
+	server, _ := edgeServer(t, mcpstate.JSONRPCError)
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true})
+	httpServer := httptest.NewServer(mcpstate.Handler(handler))
+	t.Cleanup(httpServer.Close)
+	post := func(name, params string) (int, map[string]any) {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + params + `}`
+		req, _ := http.NewRequest(http.MethodPost, httpServer.URL, strings.NewReader(body))
+		for key, value := range map[string]string{"Content-Type": "application/json",
+			"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+			"Mcp-Method": "tools/call", "Mcp-Name": name} {
+			req.Header.Set(key, value)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var answer map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+			t.Fatalf("HTTP %d, body not JSON: %v", resp.StatusCode, err)
+		}
+		return resp.StatusCode, answer
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	for _, params := range []string{
+		`{"name":"delete_branch","arguments":{},"requestState":42,` + meta + `}`,      // malformed
+		`{"name":"delete_branch","arguments":{"n":1152921504606846976},` + meta + `}`, // unbindable
+	} {
+		status, answer := post("delete_branch", params)
+		code, _ := answer["error"].(map[string]any)["code"].(float64)
+		if status != http.StatusBadRequest || code != -32602 || answer["id"] != float64(7) {
+			t.Errorf("%s: HTTP %d %v, want 400 with a -32602 answering id 7", params, status, answer)
+		}
+	}
+	status, answer := post("other_tool", `{"name":"delete_branch","arguments":{},`+meta+`}`)
+	if code, _ := answer["error"].(map[string]any)["code"].(float64); status != http.StatusBadRequest || code == -32602 {
+		t.Errorf("a header mismatch: HTTP %d %v, want the SDK's 400", status, answer)
+	}
+}
+
+// The -32602 for an inputResponses entry that is no result names the entry
+// (its key, quoted) and never shows its value, over both transports.
+func TestANoResultAnswerIsNamedNeverShown(t *testing.T) {
+	for name, connect := range map[string]func(*testing.T, *mcp.Server) (*mcp.ClientSession, *tamper){
+		"stdio": overStdio, "http": overHTTP} {
+		server, _ := edgeServer(t, mcpstate.ToolError)
+		cs, tm := connect(t, server)
+		state := mint(t, cs, tm, "tools/call", "delete_branch")
+		tm.next = edits{"inputResponses": {set: `{"confirm":"yes-secret"}`}}
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "delete_branch", Arguments: map[string]any{}, RequestState: state})
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams ||
+			!strings.Contains(wire.Message, `inputResponses["confirm"] is not a result`) || strings.Contains(wire.Message, "yes-secret") {
+			t.Errorf("%s: %v, want -32602 naming inputResponses[\"confirm\"] without its value", name, err)
+		}
 	}
 }

@@ -1,10 +1,12 @@
 """The Java example server (examples/server-java) gives the Python example's answer to every edge input.
 
-The edge inputs of profile 8.2 (tests/java/edge_inputs.py) go as raw JSON-RPC to the Java server behind
+The edge inputs of profile 8.2 (tests/crosslang/edge_inputs.py) go as raw JSON-RPC to the Java server behind
 its ``ToolBoundary``, in both refusal modes over Streamable HTTP and over stdio, and to the Python example
 server (the reference); each answer (JSON-RPC code and ``data.reason``, or the tool error's reason code,
-or the result type) must be the one in ``EXPECTED`` on both. Also: the ``Host`` check (421), and the
-sentence that says why arguments cannot be bound. The JVM starts three times in all.
+or the result type, and an HTTP status other than 200: 400 for a -32602, SEP-2575) must be the one in
+``EXPECTED_HTTP`` (``EXPECTED`` over stdio) on both. Also:
+the ``Host`` check (421), and the sentence that says why arguments cannot be bound. The JVM starts three
+times in all.
 """
 
 from __future__ import annotations
@@ -14,47 +16,25 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
 
 from tests.crosslang import fleet
-from tests.java.edge_inputs import BRANCH, DEEP, body, edge_answers, http, post, stdio
+from tests.crosslang.edge_inputs import (
+    BRANCH,
+    DEEP,
+    EXPECTED,
+    EXPECTED_HTTP,
+    body,
+    edge_answers,
+    http,
+    post,
+    stdio,
+)
 
-MALFORMED = "malformed"
 MANUAL_ROUNDS = fleet.ROOT / "java" / "src" / "test" / "java" / "ManualRounds.java"
 CLASSPATH = fleet.JAVA_SERVER / "target" / "classpath.txt"
-#: Python's answers (``python examples/server --dev-key --tool-refusal MODE``), by refusal mode.
-_FIRST_ROUND = ("input_required",)
-_NOT_BINDABLE = ("error", -32602, None)  # the message says why; no reason code: no state was refused
-
-
-def _expected(refused: Any) -> dict[str, tuple[Any, ...]]:
-    return {
-        "requestState absent": _FIRST_ROUND,
-        "requestState null": _FIRST_ROUND,
-        **{
-            f"requestState {name}": refused(MALFORMED)
-            for name in ("empty", "int", "float", "true", "object", "array")
-        },
-        **{
-            f"retry with arguments {name}": refused("wrong_request")
-            for name in ("absent", "null", "empty object", "string", "array", "2**60", "nested 300")
-        },
-        "first round with arguments 2**60": _NOT_BINDABLE,
-        "first round with arguments nested 300": _NOT_BINDABLE,
-        "state to an unknown tool": refused("wrong_tool"),
-        "inputResponses entry not an object": ("error", -32602, None),
-        "inputResponses on a first round": _FIRST_ROUND,  # dropped: the handler asks
-    }
-
-
-EXPECTED = {
-    "tool-error": _expected(lambda reason: ("tool_error", reason)),
-    "jsonrpc": _expected(lambda reason: ("error", -32602, reason)),
-}
-PYTHON_MODE = {"tool-error": "tool_error", "jsonrpc": "jsonrpc"}
 
 
 @pytest.fixture(scope="module")
@@ -68,16 +48,16 @@ def java_server(*args: str) -> Iterator[str]:
         yield url
 
 
-@pytest.mark.parametrize("mode", ["tool-error", "jsonrpc"])
+@pytest.mark.parametrize("mode", ["tool_error", "jsonrpc"])
 def test_every_edge_input_gets_pythons_answer_over_http(built: None, mode: str, tmp_path: Path) -> None:
-    with fleet.replica("python", "--dev-key", "--tool-refusal", PYTHON_MODE[mode], env={}) as url:
+    with fleet.replica("python", "--dev-key", "--tool-refusal", mode, env={}) as url:
         python = edge_answers(http(url))
     with java_server("--tool-refusal", mode) as url:
         java = edge_answers(http(url))
-        if mode == "tool-error":
+        if mode == "tool_error":
             _check_host_and_wording(url)
             _check_manual_rounds(url, tmp_path)
-    assert python == EXPECTED[mode]
+    assert python == EXPECTED_HTTP[mode]
     assert java == python
 
 
@@ -139,4 +119,4 @@ def test_every_edge_input_gets_pythons_answer_over_stdio(built: None) -> None:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
-    assert answers == EXPECTED["tool-error"]
+    assert answers == EXPECTED["tool_error"]

@@ -14,6 +14,7 @@ import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ElicitResult, InputRequiredResult
+from tests.crosslang.edge_inputs import MISSING, body, post
 
 from conftest import (
     EXAMPLES,
@@ -151,6 +152,25 @@ def test_in_jsonrpc_mode_a_state_is_refused_with_invalid_params_over_http(
     assert isinstance(error, MCPError)
     assert error.code == INVALID_PARAMS
     assert error.data == {"reason": reason}
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"repo": "acme/api", "branch": "old-feature"},
+        {"repo": "acme/api", "branch": "old-feature", "n": 2**60},
+    ],
+    ids=["refused state", "unbindable arguments"],
+)
+def test_in_jsonrpc_mode_a_32602_goes_out_with_http_400(
+    jsonrpc_server: RunningServer, arguments: Any
+) -> None:
+    """MCP 2026-07-28 (SEP-2575): InvalidParams MUST be returned with HTTP 400 on Streamable HTTP."""
+    state = 42 if "n" not in arguments else MISSING  # a non-string state is refused as malformed
+    status, message = post(jsonrpc_server.url, body("delete_branch", arguments, state))
+    assert message is not None
+    assert message["error"]["code"] == INVALID_PARAMS
+    assert status == 400
 
 
 def test_a_state_is_refused_after_it_expired_over_http() -> None:

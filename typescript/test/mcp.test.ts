@@ -213,6 +213,28 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     await close();
   });
 
+  it("answers an inputResponses entry that is no result with -32602 naming the entry (never its value) after the state opens", async () => {
+    const { connect, handlerCalls, close } = serve();
+    const alice = await connect("alice");
+    const token = await firstRound(alice);
+    const calls = handlerCalls.length;
+    const bad = { confirm: "yes-secret" };
+    const retry = { name: "delete_branch", arguments: { branch: "release-1.2" }, requestState: token, inputResponses: bad };
+    await assert.rejects(call(alice, retry, { allowInputRequired: true }), (error: unknown) => {
+      assert.equal((error as { code: number }).code, -32602);
+      assert.match((error as Error).message, /inputResponses\["confirm"\] is not a result/);
+      assert.doesNotMatch((error as Error).message, /yes-secret/);
+      return true;
+    });
+    assert.equal(handlerCalls.length, calls); // the handler never ran
+    // A refused state is refused first; on a first round the answers are dropped and the handler asks.
+    const forged = await call(alice, { ...retry, requestState: "abc.def.ghi" }, { allowInputRequired: true });
+    assert.equal(refusalOf(forged), "malformed");
+    const first = (await call(alice, { ...retry, requestState: undefined }, { allowInputRequired: true })) as unknown as { resultType: string };
+    assert.equal(first.resultType, "input_required");
+    await close();
+  });
+
   it("carries encrypted states when the ring's first key is an A256GCM key: the client cannot read them", async () => {
     const sealer = new StateSealer(Keyring.generate("A256GCM"), { issuer: ISSUER });
     const { connect, close } = serve({ sealer });

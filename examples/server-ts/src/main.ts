@@ -6,12 +6,16 @@
  *
  *   node dist/main.js [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600]
  *                     [--tool-refusal tool_error|jsonrpc] [--redis-url redis://...] [--dev-key]
+ *                     [--stdio [--stdio-user USER]]
  *
- * Prints "example server: listening on http://HOST:PORT/mcp (...)" once it accepts connections.
+ * Prints "example server: listening on http://HOST:PORT/mcp (...)" once it accepts connections. With
+ * `--stdio` it serves the same tools over standard input and output instead, for one user (`--stdio-user`,
+ * by default the login name), to whom every state is bound.
  */
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
 
 import {
@@ -24,8 +28,9 @@ import {
   validateHostHeader,
   type AuthInfo,
 } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { audience, Keyring, KeyringError, MemoryReplayStore, StateSealer, type ReplayStore } from "mrtr-state";
-import { StateBoundary, type ToolRefusal } from "mrtr-state/mcp";
+import { StateBoundary, withErrorStatus, type ToolRefusal } from "mrtr-state/mcp";
 import { RedisReplayStore } from "mrtr-state/redis";
 
 import { addGitTools, exampleHost } from "./git-tools.js";
@@ -51,6 +56,8 @@ function options(argv: string[]) {
       "tool-refusal": { type: "string", default: "tool_error" },
       "redis-url": { type: "string" },
       "dev-key": { type: "boolean", default: false },
+      stdio: { type: "boolean", default: false },
+      "stdio-user": { type: "string" },
     },
     strict: true,
   });
@@ -60,7 +67,7 @@ function options(argv: string[]) {
   if (!Number.isSafeInteger(ttl) || ttl < 1) throw new UsageError("--ttl must be an integer of at least 1");
   const toolRefusal = values["tool-refusal"];
   if (toolRefusal !== "tool_error" && toolRefusal !== "jsonrpc") throw new UsageError("--tool-refusal must be tool_error or jsonrpc");
-  return { host: values.host ?? "127.0.0.1", port, issuer: values.issuer ?? DEFAULT_ISSUER, ttl, toolRefusal: toolRefusal as ToolRefusal, redisUrl: values["redis-url"], devKey: values["dev-key"] === true };
+  return { host: values.host ?? "127.0.0.1", port, issuer: values.issuer ?? DEFAULT_ISSUER, ttl, toolRefusal: toolRefusal as ToolRefusal, redisUrl: values["redis-url"], devKey: values["dev-key"] === true, stdio: values.stdio === true, stdioUser: values["stdio-user"] };
 }
 
 /** A token verifier over the fixed token-to-user map: the user goes to `extra.sub`, where the boundary reads it. */
@@ -169,6 +176,8 @@ async function main(argv: string[]): Promise<number> {
   // One host and one airline for the process; a fresh McpServer per request (the stateless handler's way).
   const host = exampleHost();
   const airline = new Airline();
+  // Over stdio there is no bearer token: the one user of a local server is chosen here, deliberately.
+  const stdioUser = settings.stdio ? (settings.stdioUser ?? userInfo().username) : undefined;
   const factory = () => {
     const server = new McpServer({ name: "mrtr-state-example-ts", version: "1.0.0" }, { instructions: "Delete branches (after the person confirms) and book trips." });
     addGitTools(server, host);
@@ -176,9 +185,22 @@ async function main(argv: string[]): Promise<number> {
     new StateBoundary(sealer, {
       toolRefusal: settings.toolRefusal,
       singleUse: [audience({ tool: "delete_branch" }), audience({ tool: "book_trip" })],
+      ...(stdioUser === undefined ? {} : { principal: stdioUser }),
     }).install(server);
     return server;
   };
+  if (stdioUser !== undefined) {
+    process.stderr.write(`example server: serving stdio (delete_branch, book_trip, ttl ${settings.ttl} s) for ${stdioUser}\n`);
+    const served = serveStdio(factory);
+    await new Promise<void>((resolve) => {
+      process.stdin.once("close", () => resolve());
+      process.once("SIGTERM", () => resolve());
+      process.once("SIGINT", () => resolve());
+    });
+    await served.close();
+    await closeStore();
+    return 0;
+  }
   const handler = createMcpHandler(factory);
   const gate = requireBearerAuth({ verifier, requiredScopes: [SCOPE] });
   const hostnames = allowedHostnames(settings.host);
@@ -199,7 +221,11 @@ async function main(argv: string[]): Promise<number> {
       if (body === undefined) {
         return refuse(req, res, new Response(`Payload Too Large: the request body must not exceed ${MAX_BODY_BYTES} bytes`, { status: 413 }));
       }
-      return send(res, await handler.fetch(new Request(url, { method, headers, body }), { authInfo: auth }));
+      // A JSON-RPC -32602 answer (a refusal in the jsonrpc mode, arguments that cannot be bound) goes out with
+      // HTTP 400 as MCP 2026-07-28 (SEP-2575) says and the Python, Go and Java example servers send it; the
+      // SDK's handler sends 200 for it.
+      const request = new Request(url, { method, headers, body });
+      return send(res, await withErrorStatus(request, await handler.fetch(request, { authInfo: auth })));
     })().catch((error: unknown) => {
       process.stderr.write(`example server: request failed: ${error instanceof Error ? error.name : typeof error}\n`);
       if (!res.headersSent) res.writeHead(500);

@@ -17,6 +17,7 @@ detail, never the token. Outbound, the ``requestState`` string of an
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import replace
@@ -66,6 +67,24 @@ _BAD_ARGUMENTS_WIRE: Final = (
 )
 #: The params member a client answers a round's inputRequests with.
 _INPUT_RESPONSES: Final = "inputResponses"
+_BAD_RESPONSE_WIRE: Final = (
+    "Invalid params: inputResponses[{name}] is not a result of the input request it answers "
+    "(an object such as an ElicitResult)."
+)
+
+
+def _first_bad_response(responses: object) -> str | None:
+    """The first ``inputResponses`` entry that is not an object, as a quoted key for a message.
+
+    Such an entry is no result of any input request. The key is cut short; the value is never shown.
+    """
+    if not isinstance(responses, dict):
+        return None
+    for key, value in responses.items():
+        if not isinstance(value, dict):
+            name = str(key)
+            return json.dumps(name if len(name) <= 64 else name[:64] + "...", ensure_ascii=False)
+    return None
 
 
 def _check_single_use(single_use: object) -> bool | frozenset[str]:
@@ -230,6 +249,13 @@ class StateBoundary:
                     "requestState refused on %s: %s (%s)", ctx.method, refusal.reason, refusal.detail
                 )
                 return self._refuse(ctx, refusal)
+            bad = _first_bad_response(params.get(_INPUT_RESPONSES))
+            if bad is not None:
+                # Answers to a verified round that are no results ("yes" where an
+                # ElicitResult belongs): -32602 naming the entry, as the npm, Go and
+                # Java boundaries answer it; the SDK would answer without a name.
+                logger.warning("an inputResponses entry on %s is not a result", ctx.method)
+                raise MCPError(code=INVALID_PARAMS, message=_BAD_RESPONSE_WIRE.format(name=bad))
             verified = VerifiedRound(text_of(claim), claim)
             ctx = replace(ctx, params={**params, "requestState": verified.request_state})
         round_token = CURRENT_ROUND.set(verified)

@@ -64,6 +64,12 @@ export interface StateBoundaryOptions {
 const NO_PRINCIPAL_WIRE = "The server cannot bind request state to a user: no authenticated principal.";
 const badArguments = (problem: string) => `The request's arguments cannot be bound to a request state (they must be I-JSON): ${problem}.`;
 const INTERNAL = "Internal error";
+/** The answer to an `inputResponses` entry that is no result: it names the entry (quoted, cut short), never its value. */
+const badResponse = (key: string) => {
+  const name = JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}...` : key);
+  return `Invalid params: inputResponses[${name}] is not a result of the input request it answers (an object such as an ElicitResult).`;
+};
+
 
 type Handler = (request: { method: string; params?: unknown }, ctx: ServerContext) => Promise<unknown>;
 type HandlerTable = Map<string, Handler>;
@@ -174,6 +180,15 @@ export class StateBoundary {
         this.#logger.warn(`requestState refused on ${method}: ${error.reason} (${error.detail})`);
         if (method !== "tools/call" || this.#toolRefusal === "jsonrpc") throw jsonrpcError(error);
         return toolError(error);
+      }
+      // With a verified state, an answer that is no result of any input request ("yes" where an
+      // ElicitResult belongs, or a wrapped {method, result}) is a -32602, as Python's and Java's boundaries
+      // answer it; a refused state is refused first, and on a first round every answer is dropped. The SDK
+      // drops such entries and records their keys; the handler would ask again.
+      const bad = ctx.mcpReq.droppedInputResponseKeys?.[0];
+      if (bad !== undefined) {
+        this.#logger.warn(`an inputResponses entry on ${method} is not a result`);
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, badResponse(bad));
       }
       handlerCtx = this.#context(ctx, { requestState: textOf(claim), claim });
     }

@@ -16,6 +16,7 @@
  */
 
 export { handlerTableProblem, StateBoundary, SUPPORTED_SDK, type BoundaryLogger, type StateBoundaryOptions, type ToolRefusal } from "./boundary.js";
+export { withErrorStatus } from "./http-status.js";
 export { authenticatedSubject, type Principal } from "./principal.js";
 export { jsonrpcError, REASON_META_KEY, toolError } from "./refusal.js";
 export { inputRequired, readRetry, type Retry } from "./rounds.js";

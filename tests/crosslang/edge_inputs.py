@@ -1,15 +1,22 @@
-"""The edge inputs of profile 8.2 as raw JSON-RPC over Streamable HTTP, and the answer each one gets.
+"""The edge inputs of profile 8.2 as raw JSON-RPC (over Streamable HTTP or stdio), and the answer each gets.
 
 An answer is reduced to what every language must agree on: a JSON-RPC error code and its ``data.reason``,
-or a tool result's ``isError`` and its reason code (``_meta``), or ``input_required``/``complete``. The
-Python example server's answers are the reference (``EXPECTED`` in test_server_java_example.py).
+or a tool result's ``isError`` and its reason code (``_meta``), or ``input_required``/``complete``; an
+HTTP status other than 200 is added to it (``"HTTP 400"``): MCP 2026-07-28 (SEP-2575) says a -32602 goes
+out with HTTP 400 on Streamable HTTP, in every language. The Python example server's answers are the
+reference: ``EXPECTED`` by refusal mode (over stdio, where there is no status), ``EXPECTED_HTTP`` over
+Streamable HTTP. Used by tests/crosslang/test_edge_inputs.py (every example server) and
+tests/java/test_server_java_example.py (the Java one, with its own checks).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import queue
 import subprocess
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -54,17 +61,35 @@ def http(url: str, token: str = ALICE) -> Send:
     return lambda request: post(url, request, token)
 
 
-def stdio(process: subprocess.Popen[str]) -> Send:
-    """Send requests as lines to a stdio server, reading lines until the answer with the request's id."""
+def stdio(process: subprocess.Popen[str], timeout: float = 30) -> Send:
+    """Send requests as lines to a stdio server, reading lines until the answer with the request's id.
+
+    A thread reads the server's lines as they come (so that two lines arriving together are never left
+    in a buffer unseen). No answer within ``timeout`` seconds, or the server's output ended: status 0,
+    no answer.
+    """
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put("")  # the end of the output
+
+    threading.Thread(target=pump, daemon=True).start()
 
     def send(request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
         assert process.stdin is not None
-        assert process.stdout is not None
         process.stdin.write(json.dumps(request) + "\n")
         process.stdin.flush()
+        deadline = time.monotonic() + timeout
         while True:
-            line = process.stdout.readline()
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return 0, None
             if not line:
+                lines.put("")  # still the end for the next request
                 return 0, None
             message = json.loads(line)
             if message.get("id") == request["id"]:
@@ -97,10 +122,15 @@ def post(url: str, request: dict[str, Any], token: str = ALICE) -> tuple[int, di
 
 
 def answer(send: Send, request: dict[str, Any]) -> tuple[Any, ...]:
-    """The answer, reduced: ("error", code, reason), ("tool_error", reason) or (result type,)."""
+    """The answer, reduced: ("error", code, reason), ("tool_error", reason) or (result type,), then
+    ``"HTTP <status>"`` when the status was not 200; ("no answer",) when none came (stdio)."""
     status, message = send(request)
     if message is None:
-        return ("http", status)
+        return ("no answer",) if status == 0 else ("http", status)
+    return (*_reduced(message), *(() if status == 200 else (f"HTTP {status}",)))
+
+
+def _reduced(message: dict[str, Any]) -> tuple[Any, ...]:
     if "error" in message:
         data = message["error"].get("data")
         return ("error", message["error"]["code"], data.get("reason") if isinstance(data, dict) else None)
@@ -154,6 +184,12 @@ def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
     answers["inputResponses entry not an object"] = answer(
         send, body("delete_branch", BRANCH, valid_state(send), {"confirm": "yes"})
     )
+    answers["inputResponses entry not an object, refused state"] = answer(
+        send, body("delete_branch", BRANCH, "abc.def.ghi", {"confirm": "yes"})
+    )
+    answers["inputResponses entry not an object, first round"] = answer(
+        send, body("delete_branch", BRANCH, MISSING, {"confirm": "yes"})
+    )
     answers["inputResponses on a first round"] = answer(
         send,
         body(
@@ -161,3 +197,63 @@ def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
         ),
     )
     return answers
+
+
+#: The value of a no-result inputResponses entry in ``no_result_message``: it must never be shown.
+SECRET_ANSWER = "yes-secret-answer"
+
+
+def no_result_message(send: Send) -> str:
+    """The error message for a verified retry whose ``inputResponses`` entry ``confirm`` is no result."""
+    _, reply = send(body("delete_branch", BRANCH, valid_state(send), {"confirm": SECRET_ANSWER}))
+    assert reply is not None
+    assert reply.get("error", {}).get("code") == -32602, reply
+    return str(reply["error"]["message"])
+
+
+MALFORMED = "malformed"
+_FIRST_ROUND = ("input_required",)
+#: Arguments that cannot be bound on a first round: -32602 whose message says why; no reason code, since
+#: no state was refused.
+_NOT_BINDABLE = ("error", -32602, None)
+
+
+def _expected(refused: Callable[[str], tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
+    return {
+        "requestState absent": _FIRST_ROUND,
+        "requestState null": _FIRST_ROUND,
+        **{
+            f"requestState {name}": refused(MALFORMED)
+            for name in ("empty", "int", "float", "true", "object", "array")
+        },
+        **{
+            f"retry with arguments {name}": refused("wrong_request")
+            for name in ("absent", "null", "empty object", "string", "array", "2**60", "nested 300")
+        },
+        "first round with arguments 2**60": _NOT_BINDABLE,
+        "first round with arguments nested 300": _NOT_BINDABLE,
+        "state to an unknown tool": refused("wrong_tool"),
+        "inputResponses entry not an object": ("error", -32602, None),
+        "inputResponses entry not an object, refused state": refused(MALFORMED),  # the state is refused first
+        "inputResponses entry not an object, first round": _FIRST_ROUND,  # dropped, as any answers are
+        "inputResponses on a first round": _FIRST_ROUND,  # dropped: the handler asks
+    }
+
+
+#: Python's answers (``python examples/server --dev-key --tool-refusal MODE``), by refusal mode
+#: (``tool_error`` or ``jsonrpc``, as every example server spells the option).
+EXPECTED = {
+    "tool_error": _expected(lambda reason: ("tool_error", reason)),
+    "jsonrpc": _expected(lambda reason: ("error", -32602, reason)),
+}
+
+
+def _over_http(answer: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An answer as it comes over Streamable HTTP: a -32602 with HTTP 400 (SEP-2575), all else with 200."""
+    return (*answer, "HTTP 400") if answer[:2] == ("error", -32602) else answer
+
+
+#: Python's answers over Streamable HTTP: ``EXPECTED`` with every -32602 sent with HTTP 400.
+EXPECTED_HTTP = {
+    mode: {edge: _over_http(answer) for edge, answer in answers.items()} for mode, answers in EXPECTED.items()
+}

@@ -1,12 +1,12 @@
-"""Python, TypeScript, Go and Java replicas of one service: each opens the others' states, and refuses alike.
+"""Python, TypeScript, Go, Java and Rust replicas of one service: each opens the others' states alike.
 
-The Python example server (``examples/server``) and its TypeScript, Go and Java twins
-(``examples/server-ts``, ``examples/server-go``, ``examples/server-java``) run side by side with one key
-ring, one issuer and one Redis, and are called in turn, as a round-robin load balancer would, by the
-official Python, TypeScript and Go SDK clients (the fleet has no Java client: the Java replica is called
-by the others): every state minted by one opens on the others, and each refusal (one byte changed,
-another user, another tool, other arguments, expired, and replayed across languages) gets the same
-reason code and the same sentence on all four.
+The Python example server (``examples/server``) and its TypeScript, Go, Java and Rust twins
+(``examples/server-ts``, ``examples/server-go``, ``examples/server-java``, ``examples/server-rust``) run
+side by side with one key ring, one issuer and one Redis, and are called in turn, as a round-robin load
+balancer would, by the official Python, TypeScript and Go SDK clients (the fleet has no Java or Rust
+client: those replicas are called by the others): every state minted by one opens on the others, and
+each refusal (one byte changed, another user, another tool, other arguments, expired, and replayed
+across languages) gets the same reason code and the same sentence on all five.
 """
 
 from __future__ import annotations
@@ -27,18 +27,24 @@ from tests.replay.redis_harness import RedisServer, redis_server_executable, req
 
 ISSUER = "https://tools.example.com"
 #: Short enough to wait out for the expiry check, long enough for a round on a loaded machine: a refusal is
-#: checked on four (server, client) pairs with one token, each TypeScript or Go call a process of its own.
+#: checked on five (server, client) pairs with one token, each TypeScript or Go call a process of its own.
 TTL = 20
 YES = {"confirm": {"action": "accept", "content": {"confirm": True}}}
-LANGUAGES = ("python", "typescript", "go", "java")
-#: The SDK client that calls a replica of each language (the fleet has no Java client).
-CLIENT_OF = {"python": "python", "typescript": "typescript", "go": "go", "java": "typescript"}
+LANGUAGES = ("python", "typescript", "go", "java", "rust")
+#: The SDK client that calls a replica of each language (the fleet has no Java or Rust client).
+CLIENT_OF = {
+    "python": "python",
+    "typescript": "typescript",
+    "go": "go",
+    "java": "typescript",
+    "rust": "python",
+}
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The four example servers on one key ring and one Redis; their URLs by language."""
-    for language in ("typescript", "go", "java"):
+    """The five example servers on one key ring and one Redis; their URLs by language."""
+    for language in ("typescript", "go", "java", "rust"):
         fleet.build(language)
     require_redis_client()
     redis = RedisServer(redis_server_executable(), Path(tmp_path_factory.mktemp("redis")))
@@ -76,12 +82,12 @@ def ask(client: str, servers: dict[str, str], server: str, tool: str, arguments:
 
 
 def other(language: str) -> str:
-    """The next language round the fleet: python, typescript, go, java, python..."""
+    """The next language round the fleet: python, typescript, go, java, rust, python..."""
     return LANGUAGES[(LANGUAGES.index(language) + 1) % len(LANGUAGES)]
 
 
 def each_server_with_another_client() -> list[tuple[str, str]]:
-    """Every server, called by the next language's client (the Java replica's next is Python's)."""
+    """Every server, called by the next language's client (the Rust replica's next is Python's)."""
     return [(server, CLIENT_OF[other(server)]) for server in LANGUAGES]
 
 
@@ -126,7 +132,7 @@ def assert_refused_everywhere(
 @pytest.mark.parametrize(
     ("minter", "first_client", "repo", "branch", "head"),
     # Each server keeps its own branches: a branch is minted where it exists and deleted on the next
-    # server (python -> typescript -> go -> java -> python), never twice on one server.
+    # server (python -> typescript -> go -> java -> rust -> python), never twice on one server.
     [
         ("python", "python", "acme/api", "old-feature", "4b1d0aa"),
         ("python", "typescript", "acme/api", "release-1.0", "77e0c3b"),
@@ -136,6 +142,8 @@ def assert_refused_everywhere(
         ("go", "python", "acme/api", "release-1.0", "77e0c3b"),
         ("java", "python", "acme/api", "spike/cache", "c0ffee1"),
         ("java", "typescript", "acme/web", "redesign", "5d6e7f8"),
+        ("rust", "python", "acme/api", "old-feature", "4b1d0aa"),
+        ("rust", "go", "acme/api", "release-1.0", "77e0c3b"),
     ],
 )
 def test_a_state_minted_by_one_language_opens_on_the_other(

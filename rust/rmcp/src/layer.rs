@@ -95,7 +95,8 @@ where
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
-    ResBody: Body<Data = Bytes>,
+    ResBody: Body<Data = Bytes> + Send + 'static,
+    ResBody::Error: Send,
 {
     type Response = Response<Either<Full<Bytes>, ResBody>>;
     type Error = S::Error;
@@ -149,7 +150,30 @@ where
             let response = inner
                 .call(Request::from_parts(parts, Full::new(body)))
                 .await?;
-            Ok(response.map(Either::Right))
+            let json = response
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|value| value.to_str().ok())
+                .is_some_and(|value| value.starts_with("application/json"));
+            if response.status() != StatusCode::OK || !json {
+                return Ok(response.map(Either::Right));
+            }
+            // rmcp sends every JSON answer with 200; a JSON-RPC error goes out with the status MCP
+            // 2026-07-28 gives its code, as the other languages' servers send it. The answer is read
+            // whole (a JSON answer is one message; an event stream is never read here).
+            let (mut head, body) = response.into_parts();
+            let Ok(collected) = body.collect().await else {
+                return Ok(
+                    plain(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+                        .map(Either::Left),
+                );
+            };
+            let bytes = collected.to_bytes();
+            if let Some(status) = answered_error_code(&bytes).and_then(error_status) {
+                head.status = status;
+            }
+            head.headers.remove(header::CONTENT_LENGTH);
+            Ok(Response::from_parts(head, Either::Left(Full::new(bytes))))
         })
     }
 }
@@ -190,15 +214,40 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
     response
 }
 
-/// A JSON-RPC error response to the request `id`, as rmcp's JSON responses are sent (200, JSON).
-fn jsonrpc_error(id: Value, code: i32, message: &str) -> Response<Full<Bytes>> {
+/// A JSON-RPC error response to the request `id`, as rmcp's JSON responses are sent (JSON), with the
+/// HTTP status MCP 2026-07-28 gives its code ([`error_status`]).
+fn jsonrpc_error(id: Value, code: i64, message: &str) -> Response<Full<Bytes>> {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+    if let Some(status) = error_status(code) {
+        *response.status_mut() = status;
+    }
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// The HTTP status of a JSON-RPC error answer on Streamable HTTP under MCP 2026-07-28 (SEP-2575), as the
+/// Python, Go, Java and npm boundaries send it: `-32602` (invalid params) 400, `-32601` 404.
+fn error_status(code: i64) -> Option<StatusCode> {
+    match code {
+        -32602 => Some(StatusCode::BAD_REQUEST),
+        -32601 => Some(StatusCode::NOT_FOUND),
+        _ => None,
+    }
+}
+
+/// The code of a JSON body that is one JSON-RPC error answering a request (an id that is not null).
+fn answered_error_code(body: &[u8]) -> Option<i64> {
+    let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(body) else {
+        return None;
+    };
+    if message.get("id").is_none_or(Value::is_null) {
+        return None;
+    }
+    message.get("error")?.get("code")?.as_i64()
 }
 
 /// The request's user, as the principal rule says; `None` binds nobody.
@@ -282,6 +331,16 @@ async fn prepare(config: &Config, parts: &mut http::request::Parts, bytes: Bytes
                 .await
             {
                 Ok(state) => {
+                    if let Some(name) = first_bad_response(params) {
+                        // Answers to a verified round that are no results ("yes" where an
+                        // ElicitResult belongs): -32602 naming the entry, never its value, as the
+                        // Python, npm, Go and Java boundaries answer it.
+                        tracing::warn!(method, "an inputResponses entry is not a result");
+                        let message = format!(
+                            "Invalid params: inputResponses[{name}] is not a result of the input request it answers (an object such as an ElicitResult)."
+                        );
+                        return Prepared::Answer(jsonrpc_error(id, -32602, &message));
+                    }
                     let text = text_of(&state);
                     params.insert("requestState".into(), Value::String(text.clone()));
                     Outcome::Verified { state, text }
@@ -323,7 +382,7 @@ async fn prepare(config: &Config, parts: &mut http::request::Parts, bytes: Bytes
 fn invalid_params(method: &str, params: &Map<String, Value>, retry: bool) -> Option<&'static str> {
     match params.get("inputResponses") {
         None | Some(Value::Null) => {}
-        Some(Value::Object(entries)) if entries.values().all(Value::is_object) => {}
+        Some(Value::Object(_)) => {}
         Some(_) => {
             return Some("Invalid params: inputResponses must be an object of result objects");
         }
@@ -336,6 +395,22 @@ fn invalid_params(method: &str, params: &Map<String, Value>, retry: bool) -> Opt
         return Some("Invalid params: prompts/get arguments must be an object of strings");
     }
     None
+}
+
+/// The first `inputResponses` entry that is not an object, its key as a JSON string cut to 64
+/// characters; the value is never shown. Keys are read in the order `serde_json` keeps them (sorted,
+/// as Go's are; Python and npm name the first sent).
+fn first_bad_response(params: &Map<String, Value>) -> Option<String> {
+    let Some(Value::Object(entries)) = params.get("inputResponses") else {
+        return None;
+    };
+    let (key, _) = entries.iter().find(|(_, value)| !value.is_object())?;
+    let name: String = if key.chars().count() <= 64 {
+        key.clone()
+    } else {
+        key.chars().take(64).chain("...".chars()).collect()
+    };
+    Some(Value::String(name).to_string())
 }
 
 /// The params of a refused request, made decodable by rmcp's typed params: the handler never runs,

@@ -205,15 +205,18 @@ fn post(method: &str, mut params: Value, user: Option<&str>) -> Request<Full<Byt
     request
 }
 
+/// Sends a request and reads its JSON answer: HTTP 200, except a JSON-RPC `-32602` error, which MCP
+/// 2026-07-28 (SEP-2575) sends with 400 (and `-32601` with 404), as every language's server does.
 async fn send(endpoint: &mut Endpoint, request: Request<Full<Bytes>>) -> Value {
     let response = endpoint(request).await;
-    assert_eq!(
-        response.status(),
-        200,
-        "{:?}",
-        String::from_utf8_lossy(response.body())
-    );
-    serde_json::from_slice(response.body()).unwrap()
+    let answer: Value = serde_json::from_slice(response.body()).unwrap();
+    let expected = match answer["error"]["code"].as_i64() {
+        Some(-32602) => 400,
+        Some(-32601) => 404,
+        _ => 200,
+    };
+    assert_eq!(response.status(), expected, "{answer}");
+    answer
 }
 
 /// The token of an input_required answer.
@@ -723,15 +726,37 @@ async fn answers_that_are_no_results_and_prompt_arguments_that_are_no_strings_ar
         )
         .await,
     );
-    for responses in [json!({"q": "yes"}), json!(["yes"]), json!("yes")] {
+    // inputResponses that is not an object is refused before the state is opened: the single-use
+    // state still completes.
+    for responses in [json!(["yes"]), json!("yes")] {
         let mut params = tool("once", json!({}), Some(json!(token.clone())));
         params["inputResponses"] = responses;
         let answer = send(&mut endpoint, post("tools/call", params, Some("alice"))).await;
         assert_eq!(answer["error"]["code"], -32602, "{answer}");
     }
-    // Refused before the state was opened: the single-use state still completes.
     let params = tool("once", json!({}), Some(json!(token)));
     completed_text(&send(&mut endpoint, post("tools/call", params, Some("alice"))).await);
+    // An entry that is no result is refused once the state opens, as Python's boundary refuses it:
+    // -32602 naming the entry, never its value.
+    let token = token_of(
+        &send(
+            &mut endpoint,
+            post("tools/call", tool("once", json!({}), None), Some("alice")),
+        )
+        .await,
+    );
+    let mut params = tool("once", json!({}), Some(json!(token)));
+    params["inputResponses"] = json!({"q": "yes-kept-secret"});
+    let answer = send(&mut endpoint, post("tools/call", params, Some("alice"))).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains(r#"inputResponses["q"]"#), "{answer}");
+    assert!(!message.contains("yes-kept-secret"), "{answer}");
+    // A refused state is refused first, whatever its answers hold.
+    let mut params = tool("once", json!({}), Some(json!("not-a-token")));
+    params["inputResponses"] = json!({"q": "yes"});
+    let answer = send(&mut endpoint, post("tools/call", params, Some("alice"))).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
 
     let prompt = json!({"name": "p", "arguments": {"x": 1}});
     let answer = send(&mut endpoint, post("prompts/get", prompt, Some("alice"))).await;

@@ -7,6 +7,7 @@ the next redemption works; and an id is gone from Redis once its token expired.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -39,6 +40,31 @@ def test_redis_stopped_mid_run_refuses_every_redemption_and_recovers_when_back(
         assert outcome(sealer, fresh[0]) == "opened"
         assert outcome(sealer, fresh[0]) == "replayed"
         assert [outcome(sealer, token) for token in fresh[1:]] == ["opened"] * 4
+
+
+def test_an_outage_is_logged_once_with_its_cause_and_its_end_once(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 31: one WARNING when the outage begins, one INFO when Redis answers; no host, key or token."""
+    caplog.set_level(logging.INFO, logger="mrtr_state.replay.replay_redis")
+    with RedisReplayStore.from_url(redis_server.url) as store:
+        sealer = StateSealer(Keyring.generate("EdDSA"), issuer=ISSUER, replay_store=store)
+        tokens = [sealer.seal(STATE, **REQUEST) for _ in range(6)]
+        assert outcome(sealer, tokens[0]) == "opened"
+        assert caplog.records == []
+        redis_server.stop()
+        assert [outcome(sealer, token) for token in tokens[1:4]] == ["store_unavailable"] * 3
+        redis_server.start()
+        assert [outcome(sealer, token) for token in tokens[4:]] == ["opened"] * 2
+    lines = [(record.levelno, record.getMessage()) for record in caplog.records]
+    assert [level for level, _ in lines] == [logging.WARNING, logging.INFO], lines
+    assert "unavailable: Redis could not record the redemption (ConnectionError)" in lines[0][1]
+    assert lines[1][1] == "mrtr-state: the Redis replay store answers again"
+    port = redis_server.url.rsplit(":", 1)[-1].split("/")[0]
+    for _, message in lines:
+        assert port not in message
+        assert "127.0.0.1" not in message
+        assert not any(token in message or token.split(".")[2] in message for token in tokens)
 
 
 def test_async_redis_stopped_mid_run_refuses_every_redemption_and_recovers_when_back(

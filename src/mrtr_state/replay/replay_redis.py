@@ -44,6 +44,7 @@ Needs the ``redis`` extra: ``pip install 'mrtr-state[redis]'``.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import re
 import threading
@@ -369,6 +370,11 @@ def _unreachable(exc: Exception) -> ReplayStoreError:
 
 _Store = TypeVar("_Store", bound="_RedisStoreBase")
 
+#: One WARNING when an outage begins (with its cause: an exception class and Redis's error code, never a
+#: host, a key or a token) and one INFO line when the store answers again, whatever the number of
+#: redemptions refused in between.
+logger = logging.getLogger(__name__)
+
 
 def _pipeline(client: Any, commands: Sequence[tuple[object, ...]]) -> Any:
     """A pipeline (no ``MULTI``) on ``client``, with ``commands`` queued: they go down one connection."""
@@ -393,6 +399,8 @@ class _RedisStoreBase:
     __slots__ = (
         "_client",
         "_clock",
+        "_outage",
+        "_outage_lock",
         "_owns_client",
         "_prefix",
         "_refreshing",
@@ -407,6 +415,8 @@ class _RedisStoreBase:
     _client: Any
     _sentinels: list[Any]
     _clock: Callable[[], float]
+    _outage: bool
+    _outage_lock: threading.Lock
     _owns_client: bool
     _prefix: str
     _refreshing: threading.Lock
@@ -431,6 +441,29 @@ class _RedisStoreBase:
         self._owns_client = False
         self._sentinels = []  # from_sentinel's clients of the Sentinels, closed with the store
         self._refreshing = threading.Lock()
+        self._outage = False
+        self._outage_lock = threading.Lock()
+
+    def _outage_begins(self, failure: ReplayStoreError) -> ReplayStoreError:
+        """Log the first failure of an outage (once, with its cause); return ``failure`` to raise."""
+        with self._outage_lock:
+            first, self._outage = not self._outage, True
+        if first:
+            logger.warning(
+                "mrtr-state: the Redis replay store is unavailable: %s; redemptions are refused "
+                "store_unavailable until it answers",
+                failure,
+            )
+        return failure
+
+    def _answered(self) -> None:
+        """Log the end of an outage, once, when Redis answers a redemption again."""
+        if not self._outage:
+            return
+        with self._outage_lock:
+            ended, self._outage = self._outage, False
+        if ended:
+            logger.info("mrtr-state: the Redis replay store answers again")
 
     @classmethod
     def from_url(
@@ -659,13 +692,16 @@ class RedisReplayStore(_RedisStoreBase):
         client: SyncClient = self._client
         try:
             if not self._replicas:
-                return _verdict(client.set(rkey, 1, nx=True, px=ms))
-            if isinstance(client, redis.cluster.RedisCluster):
-                return self._durable_on_cluster(client, rkey, ms)
-            pipe = _pipeline(client, self._durable_commands(rkey, ms))
-            return _durable_verdict(pipe.execute(raise_on_error=False), self._replicas)
+                first = _verdict(client.set(rkey, 1, nx=True, px=ms))
+            elif isinstance(client, redis.cluster.RedisCluster):
+                first = self._durable_on_cluster(client, rkey, ms)
+            else:
+                pipe = _pipeline(client, self._durable_commands(rkey, ms))
+                first = _durable_verdict(pipe.execute(raise_on_error=False), self._replicas)
         except Exception as exc:
-            raise _failure(exc) from None
+            raise self._outage_begins(_failure(exc)) from None
+        self._answered()
+        return first
 
     def _durable_on_cluster(self, client: redis.cluster.RedisCluster, rkey: str, ms: int) -> bool:
         cluster: Any = client  # redis-py leaves these methods untyped
@@ -761,13 +797,16 @@ class AsyncRedisReplayStore(_RedisStoreBase):
                 # connect while the client is still learning it lose connections.
                 await client.initialize()  # a no-op once it knows the cluster
             if not self._replicas:
-                return _verdict(await client.set(rkey, 1, nx=True, px=ms))
-            if isinstance(client, redis.asyncio.cluster.RedisCluster):
-                return await self._durable_on_cluster(client, rkey, ms)
-            pipe = _pipeline(client, self._durable_commands(rkey, ms))
-            return _durable_verdict(await pipe.execute(raise_on_error=False), self._replicas)
+                first = _verdict(await client.set(rkey, 1, nx=True, px=ms))
+            elif isinstance(client, redis.asyncio.cluster.RedisCluster):
+                first = await self._durable_on_cluster(client, rkey, ms)
+            else:
+                pipe = _pipeline(client, self._durable_commands(rkey, ms))
+                first = _durable_verdict(await pipe.execute(raise_on_error=False), self._replicas)
         except Exception as exc:
-            raise _failure(exc) from None
+            raise self._outage_begins(_failure(exc)) from None
+        self._answered()
+        return first
 
     async def _durable_on_cluster(
         self, client: redis.asyncio.cluster.RedisCluster, rkey: str, ms: int

@@ -16,8 +16,8 @@ user's server: exactly the dependency block of java/README.md's "Dependencies of
 same rehearsal repository, with the README's ``OneScreenServer`` and ``ManualRounds`` blocks copied from the
 README as they are, built by the README's own build command (one Maven run); the README's run commands start
 the server (on a free loopback port in place of 8080) and run the client, which completes the round trip
-against it; raw JSON-RPC (tests/java/edge_inputs.py) shows a changed state, a replayed state and a request
-without the bearer token refused; the test stops the server. Without java or mvn this skips,
+against it; raw JSON-RPC (tests/crosslang/edge_inputs.py) shows a changed state, a replayed state and a
+request without the bearer token refused; the test stops the server. Without java or mvn this skips,
 except under CI=true, where it fails. The module's four tests took 104 s here on 2 shared cores (the deploy,
 today's install and three fresh projects, their dependencies copied from ~/.m2 into the temporary local
 repositories; 271 s when they had to be downloaded); each Maven command is bounded by TIMEOUT.
@@ -39,8 +39,8 @@ import httpx2
 import pytest
 
 from tests.ci import missing_tool
+from tests.crosslang.edge_inputs import BRANCH, answer, body, http, valid_state
 from tests.docs.fenced_blocks import fenced_blocks
-from tests.java.edge_inputs import BRANCH, answer, body, http, valid_state
 
 ROOT = Path(__file__).resolve().parents[2]
 JAVA = ROOT / "java"

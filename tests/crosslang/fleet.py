@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitRequestParams, ElicitResult, InputRequiredResult
 
+from mrtr_state import REASONS
 from mrtr_state.mcp import REASON_META_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -277,3 +278,18 @@ def call(
     if client == "python":
         return python_call(url, user, tool, arguments, request_state, input_responses)
     return process_call(client, url, user, tool, arguments, request_state, input_responses)
+
+
+def one_byte_changed(token: str) -> str:
+    """``token`` with one character of its payload segment changed."""
+    header, payload, signature = token.split(".")
+    i = len(payload) // 2
+    return f"{header}.{payload[:i]}{'A' if payload[i] != 'A' else 'B'}{payload[i + 1 :]}.{signature}"
+
+
+def assert_refused(answer: Answer, reason: str) -> None:
+    """A tool error with the profile's reason in _meta and its sentence as the text."""
+    assert answer.result_type == "complete", answer
+    assert answer.is_error, answer
+    assert answer.reason == reason, answer
+    assert answer.text == REASONS[reason], answer

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mrtr_state import REASONS, Keyring, decode_unverified
+from mrtr_state import Keyring, decode_unverified
 from tests.crosslang import fleet
 from tests.replay.redis_harness import RedisServer, redis_server_executable, require_redis_client
 
@@ -91,20 +91,6 @@ def each_server_with_another_client() -> list[tuple[str, str]]:
     return [(server, CLIENT_OF[other(server)]) for server in LANGUAGES]
 
 
-def one_byte_changed(token: str) -> str:
-    header, payload, signature = token.split(".")
-    i = len(payload) // 2
-    return f"{header}.{payload[:i]}{'A' if payload[i] != 'A' else 'B'}{payload[i + 1 :]}.{signature}"
-
-
-def assert_refused(answer: fleet.Answer, reason: str) -> None:
-    """A tool error with the profile's reason in _meta and its sentence as the text."""
-    assert answer.result_type == "complete", answer
-    assert answer.is_error, answer
-    assert answer.reason == reason, answer
-    assert answer.text == REASONS[reason], answer
-
-
 def assert_refused_everywhere(
     servers: dict[str, str],
     reason: str,
@@ -126,7 +112,7 @@ def assert_refused_everywhere(
             request_state=request_state,
             input_responses=input_responses,
         )
-        assert_refused(answer, reason)
+        fleet.assert_refused(answer, reason)
 
 
 @pytest.mark.parametrize(
@@ -217,7 +203,7 @@ def test_a_three_round_form_alternates_between_the_languages(servers: dict[str, 
 REFUSALS = {
     "one byte changed": (
         "bad_signature",
-        lambda token: ("alice", "book_trip", {"destination": "Lisbon"}, one_byte_changed(token)),
+        lambda token: ("alice", "book_trip", {"destination": "Lisbon"}, fleet.one_byte_changed(token)),
     ),
     "another user": ("wrong_user", lambda token: ("bob", "book_trip", {"destination": "Lisbon"}, token)),
     "another tool": (

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import httpx2
 import pytest
 
-from mrtr_state import REASONS, Keyring, decode_unverified
+from mrtr_state import Keyring, decode_unverified
 from tests.crosslang import fleet
 from tests.replay.redis_harness import RedisServer, redis_server_executable, require_redis_client
 
@@ -38,20 +38,6 @@ def rust_url() -> Iterator[str]:
     fleet.build("rust")
     with fleet.replica("rust", "--dev-key", env={}) as url:
         yield url
-
-
-def one_byte_changed(token: str) -> str:
-    header, payload, signature = token.split(".")
-    i = len(payload) // 2
-    return f"{header}.{payload[:i]}{'A' if payload[i] != 'A' else 'B'}{payload[i + 1 :]}.{signature}"
-
-
-def assert_refused(answer: fleet.Answer, reason: str) -> None:
-    """A tool error with the profile's reason in _meta and its sentence as the text."""
-    assert answer.result_type == "complete", answer
-    assert answer.is_error, answer
-    assert answer.reason == reason, answer
-    assert answer.text == REASONS[reason], answer
 
 
 def ask(url: str, tool: str, arguments: dict[str, Any], user: str = "alice") -> str:
@@ -79,14 +65,14 @@ def test_a_protected_round_trip_through_the_rust_server(rust_url: str) -> None:
             input_responses=YES,
         )
 
-    assert_refused(retry(one_byte_changed(token)), "bad_signature")
-    assert_refused(retry(token, user="bob"), "wrong_user")
-    assert_refused(retry(token, branch="release-1.0"), "wrong_request")
+    fleet.assert_refused(retry(fleet.one_byte_changed(token)), "bad_signature")
+    fleet.assert_refused(retry(token, user="bob"), "wrong_user")
+    fleet.assert_refused(retry(token, branch="release-1.0"), "wrong_request")
     done = retry(token)
     assert done.result_type == "complete", done
     assert not done.is_error, done
     assert done.text == "Deleted branch 'old-feature' of acme/api (it was at 4b1d0aa)."
-    assert_refused(retry(token), "replayed")  # the acting round is single use
+    fleet.assert_refused(retry(token), "replayed")  # the acting round is single use
 
 
 def test_a_two_round_form_books_once(rust_url: str) -> None:
@@ -113,7 +99,7 @@ def test_a_two_round_form_books_once(rust_url: str) -> None:
     again = fleet.python_call(
         rust_url, "alice", "book_trip", arguments, request_state=offer.request_state, input_responses=seat
     )
-    assert_refused(again, "replayed")
+    fleet.assert_refused(again, "replayed")
 
 
 def test_a_yes_without_a_sealed_state_is_not_a_yes(rust_url: str) -> None:
@@ -222,7 +208,7 @@ def test_a_state_minted_by_one_language_opens_on_the_other(
     bobs = fleet.python_call(
         one_ring[opener], "bob", "book_trip", arguments, request_state=token, input_responses=dates
     )
-    assert_refused(bobs, "wrong_user")
+    fleet.assert_refused(bobs, "wrong_user")
     # Redeemed on the opener, in the one Redis: the minter refuses it as replayed.
     again = fleet.python_call(
         one_ring[minter], "alice", "book_trip", arguments, request_state=token, input_responses=dates
@@ -236,7 +222,7 @@ def test_a_refusal_is_logged_with_its_reason_and_never_the_token() -> None:
     with fleet.running_server("--dev-key", env={}, command=command) as server:
         arguments = {"destination": "Lisbon"}
         token = ask(server.url, "book_trip", arguments)
-        changed = one_byte_changed(token)
+        changed = fleet.one_byte_changed(token)
         answer = fleet.python_call(server.url, "bob", "book_trip", arguments, request_state=changed)
         assert (answer.is_error, answer.reason) == (True, "bad_signature"), answer
         log = server.log()

@@ -1,12 +1,11 @@
 """The Java example server (examples/server-java) gives the Python example's answer to every edge input.
 
 The edge inputs of profile 8.2 (tests/crosslang/edge_inputs.py) go as raw JSON-RPC to the Java server behind
-its ``ToolBoundary``, in both refusal modes over Streamable HTTP and over stdio, and to the Python example
-server (the reference); each answer (JSON-RPC code and ``data.reason``, or the tool error's reason code,
-or the result type, and an HTTP status other than 200: 400 for a -32602, SEP-2575) must be the one in
-``EXPECTED_HTTP`` (``EXPECTED`` over stdio) on both. Also:
-the ``Host`` check (421), and the sentence that says why arguments cannot be bound. The JVM starts three
-times in all.
+its ``ToolBoundary``, in both refusal modes over Streamable HTTP, and to the Python example server (the
+reference); each answer (JSON-RPC code and ``data.reason``, or the tool error's reason code, or the result
+type, and an HTTP status other than 200: 400 for a -32602, SEP-2575) must be the one in ``EXPECTED_HTTP``
+on both. Over stdio the Java server is checked with the other languages (tests/crosslang/test_edge_inputs.py).
+Also: the ``Host`` check (421), and the sentence that says why arguments cannot be bound.
 """
 
 from __future__ import annotations
@@ -24,13 +23,11 @@ from tests.crosslang import fleet
 from tests.crosslang.edge_inputs import (
     BRANCH,
     DEEP,
-    EXPECTED,
     EXPECTED_HTTP,
     body,
     edge_answers,
     http,
     post,
-    stdio,
 )
 
 MANUAL_ROUNDS = fleet.ROOT / "java" / "src" / "test" / "java" / "ManualRounds.java"
@@ -103,20 +100,3 @@ def _check_host_and_wording(url: str) -> None:
             "The request's arguments cannot be bound to a request state (they must be I-JSON): "
         )
         assert why in error["message"]
-
-
-def test_every_edge_input_gets_pythons_answer_over_stdio(built: None) -> None:
-    command = [str(fleet.JAVA_SERVER / "run.sh"), "--dev-key", "--stdio", "--stdio-user", "alice"]
-    with subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    ) as process:
-        try:
-            answers = edge_answers(stdio(process))
-        finally:
-            assert process.stdin is not None
-            process.stdin.close()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-    assert answers == EXPECTED["tool_error"]

@@ -186,3 +186,69 @@ async fn a_server_that_never_answers_times_out() {
         started.elapsed()
     );
 }
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+#[tokio::test]
+async fn waiting_for_a_replica_that_is_not_there_fails_closed() {
+    let port = free_port();
+    let Some(_server) = redis_server(port) else {
+        return;
+    };
+    let url = format!("redis://127.0.0.1:{port}/0");
+    let durable = RedisReplayStore::from_url(&url)
+        .unwrap()
+        .with_wait(1, Duration::from_millis(50))
+        .unwrap();
+    assert_eq!(durable.wait_replicas(), 1);
+    let key = "https://mcp.example.com#waiting-000000000000";
+    // No replica is attached: WAIT 1 reports 0 acknowledgements, so the first redemption is refused.
+    let refused = durable.redeem(key, now_unix() + 60).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("1 replica(s)") && !refused.to_string().contains("127.0.0.1"),
+        "{refused}"
+    );
+    // The SET was written, and sent once: a replay stays a replay whatever WAIT answers.
+    assert_eq!(durable.redeem(key, now_unix() + 60).await, Ok(false));
+
+    // Through the sealer the refusal is store_unavailable, never an acceptance.
+    let sealer = StateSealer::builder(Keyring::dev_hs256())
+        .issuer("https://mcp.example.com")
+        .replay_store(Arc::new(durable))
+        .build()
+        .unwrap();
+    let tool = Target::Tool("pay".into());
+    let token = sealer.seal(&json!(1), "alice", &tool, None).unwrap();
+    let err = sealer
+        .open(&token, "alice", &tool, None, true)
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason, Reason::StoreUnavailable);
+
+    // WAIT 0 (the option off) accepts a first redemption as before.
+    let plain = RedisReplayStore::from_url(&url)
+        .unwrap()
+        .with_wait(0, Duration::from_millis(50))
+        .unwrap();
+    let other = "https://mcp.example.com#not-waiting-0000000000";
+    assert_eq!(plain.redeem(other, now_unix() + 60).await, Ok(true));
+    assert_eq!(plain.redeem(other, now_unix() + 60).await, Ok(false));
+}
+
+#[test]
+fn the_wait_option_is_bounded() {
+    let store = || RedisReplayStore::from_url("redis://127.0.0.1:1/0").unwrap();
+    assert!(store().with_wait(101, Duration::from_millis(50)).is_err());
+    assert_eq!(
+        store()
+            .with_wait(100, Duration::ZERO)
+            .unwrap()
+            .wait_replicas(),
+        100
+    );
+}

@@ -34,6 +34,11 @@ impl Drop for Server {
 
 /// A redis-server on loopback, or `None` (a failure under CI=true) when there is none.
 fn redis_server(port: u16) -> Option<Server> {
+    redis_server_with(port, &[])
+}
+
+/// As `redis_server`, with more arguments (`--replicaof` for a replica).
+fn redis_server_with(port: u16, more: &[&str]) -> Option<Server> {
     let child = Command::new("redis-server")
         .args([
             "--port",
@@ -45,6 +50,7 @@ fn redis_server(port: u16) -> Option<Server> {
             "--appendonly",
             "no",
         ])
+        .args(more)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn();
@@ -251,4 +257,76 @@ fn the_wait_option_is_bounded() {
             .wait_replicas(),
         100
     );
+}
+
+#[tokio::test]
+async fn waiting_for_a_replica_that_acknowledges_accepts_once() {
+    // A replica writes the primary's snapshot to its directory: a scratch one, not the crate's.
+    let dir = std::env::temp_dir().join(format!("mrtr-redis-wait-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_arg = dir.display().to_string();
+    let port = free_port();
+    let Some(primary_server) = redis_server_with(port, &["--dir", &dir_arg]) else {
+        return;
+    };
+    let replica_port = free_port();
+    let primary = port.to_string();
+    let replica_server = redis_server_with(
+        replica_port,
+        &[
+            "--dir",
+            &dir_arg,
+            "--dbfilename",
+            "replica.rdb",
+            "--replicaof",
+            "127.0.0.1",
+            &primary,
+        ],
+    )
+    .expect("redis-server ran for the primary");
+    // Wait until the primary sees its replica online.
+    let url = format!("redis://127.0.0.1:{port}/0");
+    let mut admin = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        if info.contains("connected_slaves:1") && info.contains("state=online") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the replica did not attach: {info}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let durable = RedisReplayStore::from_url(&url)
+        .unwrap()
+        .with_wait(1, Duration::from_secs(2))
+        .unwrap();
+    let key = "https://mcp.example.com#replicated-0000000000";
+    assert_eq!(durable.redeem(key, now_unix() + 60).await, Ok(true));
+    assert_eq!(durable.redeem(key, now_unix() + 60).await, Ok(false));
+    // Two replicas are asked for and one is there: refused, never accepted.
+    let two = RedisReplayStore::from_url(&url)
+        .unwrap()
+        .with_wait(2, Duration::from_millis(50))
+        .unwrap();
+    assert!(
+        two.redeem(
+            "https://mcp.example.com#two-replicas-00000000",
+            now_unix() + 60
+        )
+        .await
+        .is_err()
+    );
+    drop((replica_server, primary_server));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -139,6 +139,7 @@ async fn a_changed_file_is_picked_up_by_the_sealer() {
         shown.contains(&path.display().to_string()) && !shown.contains(&secret(2)),
         "{shown}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -163,6 +164,7 @@ fn the_file_is_looked_at_once_per_interval() {
     );
     assert_eq!(ring.reload(), Ok(true), "reload looks at once");
     assert_ne!(first_kid(&ring), old_kid);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[cfg(unix)]
@@ -204,6 +206,7 @@ fn a_world_writable_file_is_refused_and_the_old_keys_kept() {
     )
     .unwrap();
     assert_ne!(first_kid(&allowed), old_kid);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[cfg(unix)]
@@ -244,6 +247,7 @@ fn a_fifo_at_the_path_does_not_block() {
     let warnings = warnings_about(&path);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("not a regular file"), "{warnings:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -287,4 +291,5 @@ fn a_bad_file_keeps_the_old_keys_and_warns_once() {
         2,
         "the missing file warned once"
     );
+    let _ = std::fs::remove_dir_all(&dir);
 }

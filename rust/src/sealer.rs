@@ -399,7 +399,15 @@ impl StateSealer {
         require_arguments: Option<bool>,
     ) -> Result<claims::Checked, InvalidRequestState> {
         // Profile 5, steps 1 to 11 (5.1 for the encrypted form), then steps 12 to 19.
-        let decoded = token::open_claims(&self.keys.keyring(), token, self.max_token_bytes)?;
+        let decoded = match token::open_claims(&self.keys.keyring(), token, self.max_token_bytes) {
+            // A kid the keys do not hold: another replica may already sign with a key the source
+            // has not loaded yet, so the source looks at once, and the token is read again once
+            // if it loaded new keys.
+            Err(Reason::UnknownKey) if self.keys.refresh_for_unknown_key() => {
+                token::open_claims(&self.keys.keyring(), token, self.max_token_bytes)?
+            }
+            other => other?,
+        };
         let overridden;
         let settings = match require_arguments {
             Some(require) if require != self.settings.require_arguments => {

@@ -293,3 +293,49 @@ fn a_bad_file_keeps_the_old_keys_and_warns_once() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_token_of_an_unknown_kid_makes_the_ring_look_at_once() {
+    let dir = scratch("unknown-kid");
+    let path = dir.join("keys");
+    write(&path, &secret(11), 1);
+    // A long interval: only the unknown kid can make this replica look before it passes.
+    let ring = Arc::new(
+        ReloadingKeyring::load_with(
+            &path,
+            ReloadingOptions {
+                interval: Duration::from_secs(3600),
+                ..ReloadingOptions::default()
+            },
+        )
+        .unwrap(),
+    );
+    let verifier = StateSealer::builder_with_source(ring.clone())
+        .issuer("https://mcp.example.com")
+        .build()
+        .unwrap();
+    // Another replica already signs with the new key.
+    let new_ring = mrtr_state::Keyring::parse(&secret(12), "the new key").unwrap();
+    let minter = StateSealer::builder(new_ring)
+        .issuer("https://mcp.example.com")
+        .build()
+        .unwrap();
+    let tool = Target::Tool("pay".into());
+    let token = minter.seal(&json!(1), "alice", &tool, None).unwrap();
+    assert_eq!(
+        verifier
+            .open_unconsumed(&token, "alice", &tool, None)
+            .unwrap_err()
+            .reason,
+        Reason::UnknownKey,
+        "the file still holds the old key"
+    );
+    write(&path, &secret(12), 2);
+    assert!(
+        verifier
+            .open_unconsumed(&token, "alice", &tool, None)
+            .is_ok(),
+        "the unknown kid made the ring reread the changed file"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

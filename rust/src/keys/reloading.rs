@@ -6,8 +6,9 @@
 //! crate's one key-file reader and [`Keyring::parse`], so every rule of a key loaded at start-up
 //! applies to a reloaded one. At most once per check interval (default 1 s), [`KeySource::keyring`]
 //! looks at the file's identity (the file itself, its size, its modification and change times) and
-//! rereads it when it changed; [`ReloadingKeyring::reload`] rereads it whatever the identity says
-//! (for a SIGHUP handler).
+//! rereads it when it changed; a token naming a `kid` the keys do not hold makes it look at once
+//! (another replica may already sign with a new key); [`ReloadingKeyring::reload`] rereads it
+//! whatever the identity says (for a SIGHUP handler).
 //!
 //! Only a regular file is read: a FIFO, a device or a directory at the path is refused at once (the
 //! file is opened without blocking and looked at on the opened file), and `keyring` never waits for
@@ -285,5 +286,14 @@ impl KeySource for ReloadingKeyring {
             let _ = self.check(&mut watch, false);
         }
         self.current()
+    }
+
+    /// Looks at the file at once, whatever the interval (a bad file still cools down), and tells
+    /// whether new keys were loaded. Never waits: while another thread looks, `false`.
+    fn refresh_for_unknown_key(&self) -> bool {
+        match self.try_watch() {
+            Some(mut watch) => self.check(&mut watch, false).unwrap_or(false),
+            None => false,
+        }
     }
 }

@@ -13,6 +13,13 @@ use super::ring::Keyring;
 pub trait KeySource: Send + Sync + fmt::Debug {
     /// The keys to use now.
     fn keyring(&self) -> Arc<Keyring>;
+
+    /// Called when a token names a `kid` the keys do not hold: look for new keys at once (within
+    /// the source's own limits) and tell whether new keys were loaded, so the sealer reads the
+    /// token again. A fixed ring never has new keys (the default).
+    fn refresh_for_unknown_key(&self) -> bool {
+        false
+    }
 }
 
 /// A fixed ring: always the same keys.

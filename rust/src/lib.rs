@@ -31,7 +31,10 @@ pub mod token;
 
 pub use binding::Target;
 pub use errors::{ConfigError, InvalidRequestState, KeyringError, Reason, ReplayStoreError};
-pub use keys::{DEFAULT_KEYS_VARIABLE, Key, KeyFileOptions, Keyring};
+pub use keys::{
+    DEFAULT_KEYS_VARIABLE, Key, KeyFileOptions, KeySource, Keyring, ReloadingKeyring,
+    ReloadingOptions,
+};
 pub use replay::{MemoryReplayStore, RedeemFuture, ReplayStore};
 pub use sealer::{OpenOptions, StateSealer, StateSealerBuilder};
 pub use serde_json::Value;

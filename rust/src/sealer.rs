@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::binding::{Binding, Target};
 use crate::errors::{ConfigError, InvalidRequestState, Reason};
-use crate::keys::{KeyKind, Keyring};
+use crate::keys::{KeyKind, KeySource, Keyring};
 use crate::metrics::{self, MetricsFn};
 use crate::replay::ReplayStore;
 use crate::token::claims::{self, NewClaims, VerifierSettings};
@@ -26,7 +26,7 @@ type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 /// Seals states into tokens and opens them. Cheap to share (`Arc`); Debug shows no key material.
 pub struct StateSealer {
-    ring: Arc<Keyring>,
+    keys: Arc<dyn KeySource>,
     settings: VerifierSettings,
     ttl: i64,
     max_token_bytes: usize,
@@ -39,7 +39,7 @@ impl fmt::Debug for StateSealer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StateSealer")
             .field("issuer", &self.settings.issuer)
-            .field("keys", &self.ring)
+            .field("keys", &self.keys)
             .field("ttl", &self.ttl)
             .field("max_lifetime", &self.settings.max_lifetime)
             .field("leeway", &self.settings.leeway)
@@ -53,7 +53,7 @@ impl fmt::Debug for StateSealer {
 
 /// Builds a `StateSealer`; `issuer` is required.
 pub struct StateSealerBuilder {
-    ring: Arc<Keyring>,
+    keys: Arc<dyn KeySource>,
     issuer: Option<String>,
     ttl: Duration,
     max_lifetime: Duration,
@@ -162,7 +162,7 @@ impl StateSealerBuilder {
             },
             ttl: secs(self.ttl)?,
             max_token_bytes: self.max_token_bytes,
-            ring: self.ring,
+            keys: self.keys,
             replay_store: self.replay_store,
             clock: self.clock,
             metrics: self.metrics,
@@ -183,8 +183,16 @@ pub struct OpenOptions {
 impl StateSealer {
     /// A builder for a sealer over this key ring.
     pub fn builder(ring: impl Into<Arc<Keyring>>) -> StateSealerBuilder {
+        let ring: Arc<Keyring> = ring.into();
+        StateSealer::builder_with_source(Arc::new(ring))
+    }
+
+    /// A builder for a sealer over the keys of this source (such as a
+    /// [`ReloadingKeyring`](crate::keys::ReloadingKeyring) that follows a key file): every seal and
+    /// every open asks it for the keys of the moment.
+    pub fn builder_with_source(source: Arc<dyn KeySource>) -> StateSealerBuilder {
         StateSealerBuilder {
-            ring: ring.into(),
+            keys: source,
             issuer: None,
             ttl: DEFAULT_TTL,
             max_lifetime: DEFAULT_TTL,
@@ -197,9 +205,9 @@ impl StateSealer {
         }
     }
 
-    /// The key ring.
-    pub fn keyring(&self) -> &Keyring {
-        &self.ring
+    /// The key ring in use now (a reloading source may give another one later).
+    pub fn keyring(&self) -> Arc<Keyring> {
+        self.keys.keyring()
     }
 
     /// Seals `state` for `user` and `target`, bound to `arguments` for a tool or prompt (`None` is
@@ -247,7 +255,8 @@ impl StateSealer {
             args_sha256: digest.as_deref(),
             state,
         });
-        let key = self.ring.first();
+        let ring = self.keys.keyring();
+        let key = ring.first();
         let token = match key.kind() {
             KeyKind::A256Gcm { .. } => jwe::encrypt(key, claims_json.as_bytes()),
             _ => jws::sign(key, claims_json.as_bytes()),
@@ -390,7 +399,15 @@ impl StateSealer {
         require_arguments: Option<bool>,
     ) -> Result<claims::Checked, InvalidRequestState> {
         // Profile 5, steps 1 to 11 (5.1 for the encrypted form), then steps 12 to 19.
-        let decoded = token::open_claims(&self.ring, token, self.max_token_bytes)?;
+        let decoded = match token::open_claims(&self.keys.keyring(), token, self.max_token_bytes) {
+            // A kid the keys do not hold: another replica may already sign with a key the source
+            // has not loaded yet, so the source looks at once, and the token is read again once
+            // if it loaded new keys.
+            Err(Reason::UnknownKey) if self.keys.refresh_for_unknown_key() => {
+                token::open_claims(&self.keys.keyring(), token, self.max_token_bytes)?
+            }
+            other => other?,
+        };
         let overridden;
         let settings = match require_arguments {
             Some(require) if require != self.settings.require_arguments => {

@@ -168,7 +168,12 @@ impl Keyring {
     ) -> Result<Keyring, KeyringError> {
         let path = path.as_ref();
         let data = read_key_file(path, options)?;
-        let text = std::str::from_utf8(&data).map_err(|_| {
+        Keyring::parse_key_file(path, &data)
+    }
+
+    /// The keys of a key file's bytes (by `parse`'s rules); messages name the path, never a key.
+    pub(crate) fn parse_key_file(path: &Path, data: &[u8]) -> Result<Keyring, KeyringError> {
+        let text = std::str::from_utf8(data).map_err(|_| {
             KeyringError::new(format!("the key file {} is not UTF-8 text", path.display()))
         })?;
         Keyring::parse(text, &format!("the key file {}", path.display()))

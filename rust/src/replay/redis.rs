@@ -12,6 +12,12 @@
 //! first attempt was written would refuse the first redemption as replayed. Every failure
 //! (unreachable, timed out, an error reply) is an error, which the sealer refuses as
 //! `store_unavailable`. Messages name the failure's kind, never an address or a password.
+//!
+//! Replication is asynchronous: a primary that fails right after the SET may lose it. The durability
+//! option ([`RedisReplayStore::with_wait`]) sends `WAIT <replicas> <ms>` in one pipeline with the SET,
+//! on the same connection (WAIT counts the replicas that have that connection's writes), and a first
+//! redemption counts only when WAIT reports at least `replicas` acknowledgements; otherwise the store
+//! answers an error (`store_unavailable`, fail closed). A replay is a replay whatever WAIT answered.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -31,6 +37,10 @@ pub const DEFAULT_PREFIX: &str = "mrtr-state:jti:";
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The default timeout of one command.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+/// The default time WAIT waits for replicas with the durability option (as in the other languages).
+pub const DEFAULT_WAIT_TIMEOUT: Duration = Duration::from_millis(500);
+/// The most replicas the durability option waits for (as in the other languages).
+pub const MAX_WAIT_REPLICAS: u32 = 100;
 
 type MillisClock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
@@ -41,6 +51,8 @@ pub struct RedisReplayStore {
     prefix: String,
     connect_timeout: Duration,
     timeout: Duration,
+    replicas: u32,
+    wait_timeout: Duration,
     clock_ms: MillisClock,
 }
 
@@ -49,6 +61,7 @@ impl std::fmt::Debug for RedisReplayStore {
         // No address and no password: the URL may hold both.
         f.debug_struct("RedisReplayStore")
             .field("prefix", &self.prefix)
+            .field("wait_replicas", &self.replicas)
             .finish_non_exhaustive()
     }
 }
@@ -73,6 +86,8 @@ impl RedisReplayStore {
             prefix: DEFAULT_PREFIX.to_owned(),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             timeout: DEFAULT_TIMEOUT,
+            replicas: 0,
+            wait_timeout: DEFAULT_WAIT_TIMEOUT,
             clock_ms: Arc::new(system_ms),
         })
     }
@@ -88,6 +103,39 @@ impl RedisReplayStore {
         self.connect_timeout = connect;
         self.timeout = command;
         self
+    }
+
+    /// The durability option (the other languages' `wait_replicas`/`wait_timeout`): after the SET,
+    /// `WAIT replicas <timeout in ms>` on the same connection, in one pipeline, and a first
+    /// redemption counts only when at least `replicas` replicas acknowledged it within `timeout`;
+    /// fewer is an error (`store_unavailable`). `replicas` 0 turns the option off (no WAIT is sent).
+    /// `replicas` is at most 100; `timeout` is rounded to whole milliseconds, at least one (WAIT 0
+    /// would wait forever). The client waits for the pipeline's answer for the command timeout plus
+    /// `timeout`, so WAIT's own answer arrives before the client gives up.
+    pub fn with_wait(mut self, replicas: u32, timeout: Duration) -> Result<Self, ReplayStoreError> {
+        if replicas > MAX_WAIT_REPLICAS {
+            return Err(ReplayStoreError::new(
+                "the replicas to wait for must be from 0 to 100",
+            ));
+        }
+        self.replicas = replicas;
+        self.wait_timeout = timeout.max(Duration::from_millis(1));
+        Ok(self)
+    }
+
+    /// How many replicas must acknowledge a redemption before it counts (0: not waited for).
+    pub fn wait_replicas(&self) -> u32 {
+        self.replicas
+    }
+
+    /// How long the client waits for one answer: the command timeout, plus WAIT's with the
+    /// durability option.
+    fn answer_timeout(&self) -> Duration {
+        if self.replicas == 0 {
+            self.timeout
+        } else {
+            self.timeout + self.wait_timeout
+        }
     }
 
     /// The store's clock, in milliseconds since the epoch: give it the sealer's.
@@ -112,7 +160,7 @@ impl RedisReplayStore {
         }
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(self.connect_timeout))
-            .set_response_timeout(Some(self.timeout));
+            .set_response_timeout(Some(self.answer_timeout()));
         let connection = tokio::time::timeout(
             self.connect_timeout + self.timeout,
             self.client
@@ -133,6 +181,9 @@ impl RedisReplayStore {
             ));
         }
         let mut connection = self.connection().await?;
+        if self.replicas > 0 {
+            return self.redeem_durably(&mut connection, key, left_ms).await;
+        }
         let command = redis::cmd("SET")
             .arg(self.redis_key(key))
             .arg(1)
@@ -169,9 +220,95 @@ impl RedisReplayStore {
         }
     }
 
+    /// SET NX PX and WAIT in one pipeline down one connection, sent once: a SET whose answer did
+    /// not arrive is never sent again.
+    async fn redeem_durably(
+        &self,
+        connection: &mut MultiplexedConnection,
+        key: &str,
+        left_ms: i64,
+    ) -> Result<bool, ReplayStoreError> {
+        let wait_ms = u64::try_from(self.wait_timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let pipeline = redis::pipe()
+            .cmd("SET")
+            .arg(self.redis_key(key))
+            .arg(1)
+            .arg("NX")
+            .arg("PX")
+            .arg(left_ms)
+            .cmd("WAIT")
+            .arg(self.replicas)
+            .arg(wait_ms)
+            .ignore_errors()
+            .to_owned();
+        let replies = tokio::time::timeout(
+            self.answer_timeout(),
+            pipeline.query_async::<Vec<redis::RedisResult<redis::Value>>>(connection),
+        )
+        .await;
+        let replies = match replies {
+            Ok(Ok(replies)) => replies,
+            Ok(Err(e)) => {
+                if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
+                    self.forget_connection().await;
+                }
+                return Err(failure("SET and WAIT", &e));
+            }
+            Err(_) => {
+                self.forget_connection().await;
+                return Err(ReplayStoreError::new(
+                    "Redis did not answer the SET and WAIT in time",
+                ));
+            }
+        };
+        durable_verdict(replies, self.replicas)
+    }
+
     async fn forget_connection(&self) {
         *self.connection.lock().await = None;
     }
+}
+
+/// The verdict of SET NX followed by WAIT: a win counts only once `replicas` acknowledged it; a
+/// replay is a replay whatever WAIT answered.
+fn durable_verdict(
+    replies: Vec<redis::RedisResult<redis::Value>>,
+    replicas: u32,
+) -> Result<bool, ReplayStoreError> {
+    let mut replies = replies.into_iter();
+    let (Some(set), Some(wait), None) = (replies.next(), replies.next(), replies.next()) else {
+        return Err(ReplayStoreError::new(
+            "Redis answered SET NX and WAIT with an unexpected number of replies",
+        ));
+    };
+    match set {
+        Ok(redis::Value::Okay) => {}
+        Ok(redis::Value::SimpleString(ok)) if ok == "OK" => {}
+        Ok(redis::Value::Nil) => return Ok(false),
+        Ok(_) => {
+            return Err(ReplayStoreError::new(
+                "Redis answered the SET with an unexpected reply",
+            ));
+        }
+        Err(e) => return Err(failure("SET", &e)),
+    }
+    let acknowledged = match wait {
+        Ok(redis::Value::Int(n)) => n,
+        Ok(_) => {
+            return Err(ReplayStoreError::new(
+                "Redis answered WAIT with an unexpected reply",
+            ));
+        }
+        Err(e) => return Err(failure("WAIT", &e)),
+    };
+    if acknowledged < i64::from(replicas) {
+        return Err(ReplayStoreError::new(format!(
+            "Redis did not confirm the redemption on {replicas} replica(s) in time ({acknowledged} acknowledged)"
+        )));
+    }
+    Ok(true)
 }
 
 /// A message naming the failure's kind and Redis's error code, never an address.

@@ -396,7 +396,9 @@ fn invalid_params(method: &str, params: &Map<String, Value>, retry: bool) -> Opt
             Some(Value::Object(arguments)) if arguments.values().all(Value::is_string) => {}
             // Arguments that are not an object would fail rmcp's typed params, which answers -32601 (the
             // request is read as no method it knows).
-            Some(_) => return Some("Invalid params: prompts/get arguments must be an object of strings"),
+            Some(_) => {
+                return Some("Invalid params: prompts/get arguments must be an object of strings");
+            }
         }
     }
     None

@@ -184,13 +184,15 @@ func serveStdio(sealer *mrtrstate.Sealer, toolRefusal, user string, ttl int, log
 	return 0
 }
 
-// newExampleServer is the MCP server with delete_branch and book_trip, before
-// the middleware is installed.
+// newExampleServer is the MCP server with delete_branch and book_trip, the
+// prompt review_branch and the resource template trips://fares/{destination},
+// before the middleware is installed.
 func newExampleServer(logger *slog.Logger) *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: "mrtr-state-example-go", Version: "1.0.0"},
 		&mcp.ServerOptions{Instructions: "Delete branches (after the person confirms) and book trips.", Logger: logger})
 	addGitTools(server, exampleHost())
 	addTripTools(server, &airline{})
+	addAskingPromptAndResource(server)
 	return server
 }
 

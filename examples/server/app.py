@@ -29,6 +29,7 @@ from mrtr_state.keys.reloading import DEFAULT_KEYS_FILE_VARIABLE, ReloadingKeyri
 from mrtr_state.keys.remote_jwks import RemoteJWKS
 from mrtr_state.mcp import Principal, StateBoundary, ToolRefusal, authenticated_subject
 from server.accounts import EXAMPLE_TOKENS, SCOPE, StaticTokenVerifier
+from server.asking import add_asking_prompt_and_resource
 from server.conformance import add_conformance_fixtures
 from server.git_tools import GitHost, add_git_tools, example_host
 from server.jwks import JWKS_PATH, publish_jwks
@@ -56,7 +57,8 @@ def build_server(
     airline: Airline | None = None,
     principal: Principal = authenticated_subject,
 ) -> MCPServer:
-    """The example server: bearer-token users, ``delete_branch`` and ``book_trip``.
+    """The example server: bearer-token users, ``delete_branch`` and ``book_trip``, and the prompt
+    ``review_branch`` and the resource template ``trips://fares/{destination}``, which ask once too.
 
     ``principal`` names whose states they are: the bearer token's user by default; a fixed user
     (a string) for the one person a stdio server serves.
@@ -87,6 +89,7 @@ def build_server(
     ).install(server)
     add_git_tools(server, host if host is not None else example_host())
     add_trip_tools(server, airline if airline is not None else Airline())
+    add_asking_prompt_and_resource(server)
     publish_jwks(server, sealer.ring)
     return server
 

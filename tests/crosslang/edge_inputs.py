@@ -17,6 +17,7 @@ import queue
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -40,11 +41,34 @@ Send = Callable[[dict[str, Any]], tuple[int, dict[str, Any] | None]]
 
 
 def body(
-    tool: str, arguments: Any = MISSING, state: Any = MISSING, responses: Any = MISSING
+    tool: str,
+    arguments: Any = MISSING,
+    state: Any = MISSING,
+    responses: Any = MISSING,
+    *,
+    method: str = "tools/call",
 ) -> dict[str, Any]:
-    """A tools/call request with the members given (MISSING: the member is absent)."""
+    """A tools/call request (or ``method``'s: prompts/get) with the members given (MISSING: absent)."""
+    return _request(method, {"name": tool}, arguments, state, responses)
+
+
+def prompt_body(
+    prompt: str, arguments: Any = MISSING, state: Any = MISSING, responses: Any = MISSING
+) -> dict[str, Any]:
+    """A prompts/get request with the members given (MISSING: the member is absent)."""
+    return body(prompt, arguments, state, responses, method="prompts/get")
+
+
+def resource_body(uri: str, state: Any = MISSING, responses: Any = MISSING) -> dict[str, Any]:
+    """A resources/read request with the members given (MISSING: the member is absent)."""
+    return _request("resources/read", {"uri": uri}, MISSING, state, responses)
+
+
+def _request(
+    method: str, target: dict[str, str], arguments: Any, state: Any, responses: Any
+) -> dict[str, Any]:
     params: dict[str, Any] = {
-        "name": tool,
+        **target,
         "_meta": {
             "io.modelcontextprotocol/protocolVersion": PROTOCOL,
             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
@@ -53,12 +77,22 @@ def body(
     for key, value in (("arguments", arguments), ("requestState", state), ("inputResponses", responses)):
         if value is not MISSING:
             params[key] = value
-    return {"jsonrpc": "2.0", "id": next(_IDS), "method": "tools/call", "params": params}
+    return {"jsonrpc": "2.0", "id": next(_IDS), "method": method, "params": params}
 
 
 def http(url: str, token: str = ALICE) -> Send:
-    """Send requests as alice's POSTs to ``url`` (Streamable HTTP), with the bearer ``token``."""
-    return lambda request: post(url, request, token)
+    """Send requests as alice's POSTs to ``url`` (Streamable HTTP), with the bearer ``token``.
+
+    The requests share one client, whose connection is kept alive between them (a new connection for each
+    costs about as much as the request itself); it is closed when the sender is dropped.
+    """
+    client = httpx2.Client(timeout=30)
+
+    def send(request: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+        return post(url, request, token, client=client)
+
+    weakref.finalize(send, client.close)
+    return send
 
 
 def stdio(process: subprocess.Popen[str], timeout: float = 30) -> Send:
@@ -98,18 +132,23 @@ def stdio(process: subprocess.Popen[str], timeout: float = 30) -> Send:
     return send
 
 
-def post(url: str, request: dict[str, Any], token: str = ALICE) -> tuple[int, dict[str, Any] | None]:
-    """POST one request with the bearer ``token``; the HTTP status and the JSON-RPC answer (from JSON or the
-    first SSE event)."""
+def post(
+    url: str, request: dict[str, Any], token: str = ALICE, *, client: httpx2.Client | None = None
+) -> tuple[int, dict[str, Any] | None]:
+    """POST one request with the bearer ``token`` (on ``client``, else on a connection of its own); the HTTP
+    status and the JSON-RPC answer (from JSON or the first SSE event)."""
     headers = {
         "Authorization": f"Bearer {token}",
         "Accept": "application/json, text/event-stream",
         "Content-Type": "application/json",
         "MCP-Protocol-Version": PROTOCOL,
         "Mcp-Method": request["method"],
-        "Mcp-Name": str(request["params"].get("name", "")),
+        "Mcp-Name": str(request["params"].get("name", request["params"].get("uri", ""))),
     }
-    response = httpx2.post(url, content=json.dumps(request), headers=headers, timeout=30)
+    if client is None:
+        response = httpx2.post(url, content=json.dumps(request), headers=headers, timeout=30)
+    else:
+        response = client.post(url, content=json.dumps(request), headers=headers)
     text = response.text
     if not text.strip():
         return response.status_code, None
@@ -153,7 +192,12 @@ def valid_state(send: Send, arguments: Any = BRANCH) -> str:
 
 
 def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
-    """Every edge input sent to one server, each with its reduced answer."""
+    """Every edge input sent to one server (tools/call, prompts/get, resources/read), with its answer."""
+    return {**tool_edge_answers(send), **prompt_edge_answers(send), **resource_edge_answers(send)}
+
+
+def tool_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
+    """The edge inputs of profile 8.2 on tools/call (``delete_branch``), each with its reduced answer."""
     answers: dict[str, tuple[Any, ...]] = {}
     for name, state in (
         ("absent", MISSING),
@@ -199,6 +243,110 @@ def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
     return answers
 
 
+#: The prompt and the resource every example server has that ask once (examples/server/asking.py).
+PROMPT = "review_branch"
+RESOURCE = "trips://fares/Lisbon"
+#: The answers that complete them.
+FOCUS = {"focus": {"action": "accept", "content": {"focus": "error handling"}}}
+WEEKEND = {"weekend": {"action": "accept", "content": {"weekend": True}}}
+
+
+def _state_of(send: Send, request: dict[str, Any]) -> str:
+    reply = send(request)[1]
+    assert reply is not None
+    assert "result" in reply, reply
+    state = reply["result"].get("requestState")
+    assert isinstance(state, str), reply
+    return state
+
+
+def prompt_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
+    """The edge inputs of profile 8.2 on prompts/get (``review_branch``), each with its reduced answer."""
+    answers: dict[str, tuple[Any, ...]] = {}
+
+    def prompt_state(arguments: Any = BRANCH) -> str:
+        return _state_of(send, prompt_body(PROMPT, arguments))
+
+    for name, state in (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty", ""),
+        ("int", 42),
+        ("float", 1.5),
+        ("true", True),
+        ("object", {}),
+        ("array", []),
+    ):
+        answers[f"prompts/get: requestState {name}"] = answer(send, prompt_body(PROMPT, BRANCH, state))
+    arguments_cases: tuple[tuple[str, Any], ...] = (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty object", {}),
+        ("string", "x"),
+        ("array", [1]),
+        ("2**60", {**BRANCH, "n": 2**60}),
+        ("nested 300", {**BRANCH, "deep": DEEP}),
+    )
+    for name, arguments in arguments_cases:
+        answers[f"prompts/get: first round with arguments {name}"] = answer(
+            send, prompt_body(PROMPT, arguments)
+        )
+    for name, arguments in arguments_cases:
+        answers[f"prompts/get: retry with arguments {name}"] = answer(
+            send, prompt_body(PROMPT, arguments, prompt_state(), FOCUS)
+        )
+    answers["prompts/get: retry with the answer"] = answer(
+        send, prompt_body(PROMPT, BRANCH, prompt_state(), FOCUS)
+    )
+    unbound = prompt_state(MISSING)  # minted with arguments absent: bound to {}
+    answers["prompts/get: retry with arguments {}, state minted without arguments"] = answer(
+        send, prompt_body(PROMPT, {}, unbound, FOCUS)
+    )
+    answers["prompts/get: retry with arguments null, state minted without arguments"] = answer(
+        send, prompt_body(PROMPT, None, unbound, FOCUS)
+    )
+    answers["prompts/get: state to another prompt"] = answer(
+        send, prompt_body("no_such_prompt", BRANCH, prompt_state(), FOCUS)
+    )
+    answers["prompts/get: a tool's state"] = answer(
+        send, prompt_body(PROMPT, BRANCH, valid_state(send), FOCUS)
+    )
+    return answers
+
+
+def resource_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
+    """The edge inputs of profile 8.2 on resources/read (``trips://fares/Lisbon``), with their answers."""
+    answers: dict[str, tuple[Any, ...]] = {}
+    for name, state in (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty", ""),
+        ("int", 42),
+        ("float", 1.5),
+        ("true", True),
+        ("object", {}),
+        ("array", []),
+    ):
+        answers[f"resources/read: requestState {name}"] = answer(send, resource_body(RESOURCE, state))
+
+    def resource_state() -> str:
+        return _state_of(send, resource_body(RESOURCE))
+
+    answers["resources/read: retry with the answer"] = answer(
+        send, resource_body(RESOURCE, resource_state(), WEEKEND)
+    )
+    answers["resources/read: state to another URI"] = answer(
+        send, resource_body("trips://fares/Kyoto", resource_state(), WEEKEND)
+    )
+    answers["resources/read: a tool's state"] = answer(
+        send, resource_body(RESOURCE, valid_state(send), WEEKEND)
+    )
+    answers["resources/read: a prompt's state"] = answer(
+        send, resource_body(RESOURCE, _state_of(send, prompt_body(PROMPT, BRANCH)), WEEKEND)
+    )
+    return answers
+
+
 #: The value of a no-result inputResponses entry in ``no_result_message``: it must never be shown.
 SECRET_ANSWER = "yes-secret-answer"
 
@@ -213,6 +361,7 @@ def no_result_message(send: Send) -> str:
 
 MALFORMED = "malformed"
 _FIRST_ROUND = ("input_required",)
+_COMPLETE = ("complete",)
 #: Arguments that cannot be bound on a first round: -32602 whose message says why; no reason code, since
 #: no state was refused.
 _NOT_BINDABLE = ("error", -32602, None)
@@ -237,6 +386,53 @@ def _expected(refused: Callable[[str], tuple[Any, ...]]) -> dict[str, tuple[Any,
         "inputResponses entry not an object, refused state": refused(MALFORMED),  # the state is refused first
         "inputResponses entry not an object, first round": _FIRST_ROUND,  # dropped, as any answers are
         "inputResponses on a first round": _FIRST_ROUND,  # dropped: the handler asks
+        **_expected_prompt(),
+        **_expected_resource(),
+    }
+
+
+def _expected_prompt() -> dict[str, tuple[Any, ...]]:
+    """prompts/get: a refusal is always a JSON-RPC -32602 (profile 8.3), whatever the tool refusal mode."""
+    refused: Callable[[str], tuple[Any, ...]] = lambda reason: ("error", -32602, reason)  # noqa: E731
+    unbindable = ("null", "string", "array", "2**60", "nested 300")
+    return {
+        "prompts/get: requestState absent": _FIRST_ROUND,
+        "prompts/get: requestState null": _FIRST_ROUND,
+        **{
+            f"prompts/get: requestState {name}": refused(MALFORMED)
+            for name in ("empty", "int", "float", "true", "object", "array")
+        },
+        # Absent arguments are {} (bindable: the prompt asks); present ones that are not an object, or not
+        # I-JSON, are unbindable: no state is minted, the -32602 says why (profile 3.4, 8.2).
+        "prompts/get: first round with arguments absent": _FIRST_ROUND,
+        "prompts/get: first round with arguments empty object": _FIRST_ROUND,
+        **{f"prompts/get: first round with arguments {name}": _NOT_BINDABLE for name in unbindable},
+        **{
+            f"prompts/get: retry with arguments {name}": refused("wrong_request")
+            for name in ("absent", "empty object", *unbindable)
+        },
+        "prompts/get: retry with the answer": _COMPLETE,
+        "prompts/get: retry with arguments {}, state minted without arguments": _COMPLETE,
+        "prompts/get: retry with arguments null, state minted without arguments": refused("wrong_request"),
+        "prompts/get: state to another prompt": refused("wrong_tool"),
+        "prompts/get: a tool's state": refused("wrong_tool"),
+    }
+
+
+def _expected_resource() -> dict[str, tuple[Any, ...]]:
+    """resources/read: a refusal is always a JSON-RPC -32602 (profile 8.3); the URI is the whole target."""
+    refused: Callable[[str], tuple[Any, ...]] = lambda reason: ("error", -32602, reason)  # noqa: E731
+    return {
+        "resources/read: requestState absent": _FIRST_ROUND,
+        "resources/read: requestState null": _FIRST_ROUND,
+        **{
+            f"resources/read: requestState {name}": refused(MALFORMED)
+            for name in ("empty", "int", "float", "true", "object", "array")
+        },
+        "resources/read: retry with the answer": _COMPLETE,
+        "resources/read: state to another URI": refused("wrong_tool"),
+        "resources/read: a tool's state": refused("wrong_tool"),
+        "resources/read: a prompt's state": refused("wrong_tool"),
     }
 
 

@@ -2,7 +2,10 @@
 
 The inputs (tests/crosslang/edge_inputs.py: ``requestState`` absent, null, empty, not a string;
 ``arguments`` absent, null, not an object, unbindable, on a first round and on a retry; a state sent to an
-unknown tool; an ``inputResponses`` entry that is no result) go as raw JSON-RPC to each example server in
+unknown tool; an ``inputResponses`` entry that is no result; and on ``prompts/get`` (``review_branch``) and
+``resources/read`` (``trips://fares/Lisbon``) the same ``requestState`` and ``arguments`` inputs, a state
+sent to another prompt or URI, and a tool's or prompt's state sent there) go as raw JSON-RPC to each
+example server, in one session per server, in
 both refusal modes, over Streamable HTTP and over stdio (``--stdio``). Each answer, reduced to its
 JSON-RPC code and ``data.reason``, or its tool error's reason code, or its result type, and the HTTP
 status when it is not 200 (400 for every -32602: MCP 2026-07-28, SEP-2575), must be Python's, and
@@ -41,8 +44,9 @@ HTTP_LANGUAGES = (*LANGUAGES, "rust")
 #: a body with HTTP 415 before any handler runs: arguments nested 300 levels reach no boundary, so no state is
 #: opened or minted for them.
 RUST_HTTP_LIMIT = {
-    "retry with arguments nested 300": ("http", 415),
-    "first round with arguments nested 300": ("http", 415),
+    f"{method}{edge} with arguments nested 300": ("http", 415)
+    for method in ("", "prompts/get: ")
+    for edge in ("retry", "first round")
 }
 
 
@@ -94,8 +98,9 @@ STDIO_COMMANDS = {
 #: with a JSON parser that stops at 200 levels of nesting, and a line it cannot parse is never answered
 #: (the server goes on serving the next line). Arguments nested 300 levels never reach the boundary.
 PYTHON_STDIO_LIMIT = {
-    "retry with arguments nested 300": ("no answer",),
-    "first round with arguments nested 300": ("no answer",),
+    f"{method}{edge} with arguments nested 300": ("no answer",)
+    for method in ("", "prompts/get: ")
+    for edge in ("retry", "first round")
 }
 #: Seconds to wait for an answer over stdio: long enough for a loaded machine (a JVM's first calls); for
 #: Python, whose answers take milliseconds, what each unanswered input of PYTHON_STDIO_LIMIT costs.

@@ -1,11 +1,12 @@
 """The Java example server (examples/server-java) gives the Python example's answer to every edge input.
 
-The edge inputs of profile 8.2 (tests/crosslang/edge_inputs.py) go as raw JSON-RPC to the Java server behind
-its ``ToolBoundary``, in both refusal modes over Streamable HTTP, and to the Python example server (the
-reference); each answer (JSON-RPC code and ``data.reason``, or the tool error's reason code, or the result
-type, and an HTTP status other than 200: 400 for a -32602, SEP-2575) must be the one in ``EXPECTED_HTTP``
-on both. Over stdio the Java server is checked with the other languages (tests/crosslang/test_edge_inputs.py).
-Also: the ``Host`` check (421), and the sentence that says why arguments cannot be bound.
+The edge inputs of profile 8.2 on ``tools/call`` (tests/crosslang/edge_inputs.py) go as raw JSON-RPC to the
+Java server behind its ``ToolBoundary``, in both refusal modes over Streamable HTTP, and to the Python
+example server (the reference); each answer (JSON-RPC code and ``data.reason``, or the tool error's reason
+code, or the result type, and an HTTP status other than 200: 400 for a -32602, SEP-2575) must be the one in
+``EXPECTED_HTTP`` on both. Over stdio, and on ``prompts/get`` and ``resources/read``, the Java server is
+checked with the other languages (tests/crosslang/test_edge_inputs.py). Also: the ``Host`` check (421),
+and the sentence that says why arguments cannot be bound.
 """
 
 from __future__ import annotations
@@ -25,11 +26,15 @@ from tests.crosslang.edge_inputs import (
     DEEP,
     EXPECTED_HTTP,
     body,
-    edge_answers,
     http,
     post,
+    tool_edge_answers,
 )
 
+#: The tools/call rows of ``EXPECTED_HTTP`` (the others name their method: "prompts/get: ...").
+TOOL_EDGES = {
+    edge for edge in EXPECTED_HTTP["tool_error"] if not edge.startswith(("prompts/get:", "resources/read:"))
+}
 MANUAL_ROUNDS = fleet.ROOT / "java" / "src" / "test" / "java" / "ManualRounds.java"
 CLASSPATH = fleet.JAVA_SERVER / "target" / "classpath.txt"
 
@@ -48,13 +53,14 @@ def java_server(*args: str) -> Iterator[str]:
 @pytest.mark.parametrize("mode", ["tool_error", "jsonrpc"])
 def test_every_edge_input_gets_pythons_answer_over_http(built: None, mode: str, tmp_path: Path) -> None:
     with fleet.replica("python", "--dev-key", "--tool-refusal", mode, env={}) as url:
-        python = edge_answers(http(url))
+        python = tool_edge_answers(http(url))
     with java_server("--tool-refusal", mode) as url:
-        java = edge_answers(http(url))
+        java = tool_edge_answers(http(url))
         if mode == "tool_error":
             _check_host_and_wording(url)
             _check_manual_rounds(url, tmp_path)
-    assert python == EXPECTED_HTTP[mode]
+    # The tools/call rows; those of prompts/get and resources/read are compared in test_edge_inputs.py.
+    assert python == {edge: answer for edge, answer in EXPECTED_HTTP[mode].items() if edge in TOOL_EDGES}
     assert java == python
 
 

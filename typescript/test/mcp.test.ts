@@ -45,6 +45,7 @@ function serve(setup: Setup = {}) {
       return { content: [{ type: "text", text: `deleted ${retry.state.branch} (${retry.accepted("confirm")?.confirm === true})` }] };
     });
     server.registerPrompt("summarize", { argsSchema: z.object({ topic: z.string() }) }, async (_args, ctx) => {
+      handlerCalls.push("summarize");
       const retry = readRetry(ctx);
       if (retry.state === undefined) return inputRequired({ confirm: CONFIRM }, { state: { step: 1 } });
       return { messages: [{ role: "user", content: { type: "text", text: `step ${retry.state.step}` } }] };
@@ -200,6 +201,21 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
     });
     const nobody = await connect(undefined);
     await assert.rejects(firstRound(nobody), (error: unknown) => (error as { code: number }).code === -32603);
+    await close();
+  });
+
+  it("answers prompts/get arguments MCP does not allow (null, not an object, a value not a string) with -32602, not the SDK's -32603", async () => {
+    const { connect, handlerCalls, close } = serve();
+    const alice = await connect("alice");
+    const calls = handlerCalls.length;
+    for (const args of [null, "topic", [1], { topic: 2 ** 60 }, { topic: { deep: "x" } }]) {
+      await assert.rejects(alice.getPrompt({ name: "summarize", arguments: args } as never, { allowInputRequired: true } as never), (error: unknown) => {
+        assert.equal((error as { code: number }).code, -32602, JSON.stringify(args));
+        assert.match((error as Error).message, /prompts\/get arguments must be an object of strings/);
+        return true;
+      });
+    }
+    assert.equal(handlerCalls.length, calls, "the handler never runs");
     await close();
   });
 

@@ -12,6 +12,7 @@
 //! Prints `example server: listening on http://HOST:PORT/mcp (...)` once it accepts connections. Its
 //! Ed25519 public keys are at `/.well-known/mrtr-state-jwks.json`.
 
+mod asking;
 mod conformance;
 mod keys;
 mod tools;
@@ -392,10 +393,10 @@ fn app(
                 Target::Tool("delete_branch".into()),
                 Target::Tool("book_trip".into()),
             ]);
-        let handler = boundary.handler(ExampleServer(Example {
+        let handler = boundary.handler(asking::WithAsking(ExampleServer(Example {
             git: Arc::new(GitHost::example()),
             airline: Arc::new(Airline::default()),
-        }));
+        })));
         mcp_route(&boundary, handler, config).route_layer(middleware::from_fn(bearer))
     };
     let allowed = Arc::new(allowed_hosts(&options.host));

@@ -232,7 +232,8 @@ pub fn delete_branch(
 }
 
 /// Where the example airline flies, with the base return fare in euros, in name order.
-const DESTINATIONS: [(&str, u32); 3] = [("Kyoto", 905), ("Lisbon", 212), ("Reykjavik", 348)];
+pub(crate) const DESTINATIONS: [(&str, u32); 3] =
+    [("Kyoto", 905), ("Lisbon", 212), ("Reykjavik", 348)];
 const SEATS: [&str; 6] = ["1A", "1C", "2A", "2C", "3A", "3C"];
 
 /// A calendar date (proleptic Gregorian), read only as `YYYY-MM-DD`.

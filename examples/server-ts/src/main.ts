@@ -1,6 +1,7 @@
 /**
  * The mrtr-state example MCP server in TypeScript: `delete_branch` and `book_trip` over Streamable HTTP on
- * loopback, with bearer-token users, on `@modelcontextprotocol/server` and the `mrtr-state` package. The
+ * loopback (with the prompt `review_branch` and the resource template `trips://fares/{destination}`, which
+ * ask once too), with bearer-token users, on `@modelcontextprotocol/server` and the `mrtr-state` package. The
  * twin of examples/server (Python): same tools, same users, same issuer and key ring (MRTR_STATE_KEYS),
  * and with `--redis-url` the same replay store, so the two serve one fleet.
  *
@@ -33,6 +34,7 @@ import { audience, Keyring, KeyringError, MemoryReplayStore, StateSealer, type R
 import { StateBoundary, withErrorStatus, type ToolRefusal } from "mrtr-state/mcp";
 import { RedisReplayStore } from "mrtr-state/redis";
 
+import { addAskingPromptAndResource } from "./asking.js";
 import { addGitTools, exampleHost } from "./git-tools.js";
 import { addTripTools, Airline } from "./trips.js";
 
@@ -182,6 +184,7 @@ async function main(argv: string[]): Promise<number> {
     const server = new McpServer({ name: "mrtr-state-example-ts", version: "1.0.0" }, { instructions: "Delete branches (after the person confirms) and book trips." });
     addGitTools(server, host);
     addTripTools(server, airline);
+    addAskingPromptAndResource(server);
     new StateBoundary(sealer, {
       toolRefusal: settings.toolRefusal,
       singleUse: [audience({ tool: "delete_branch" }), audience({ tool: "book_trip" })],

@@ -378,7 +378,8 @@ async fn prepare(config: &Config, parts: &mut http::request::Parts, bytes: Bytes
 
 /// Params the Python SDK refuses (`-32602`) before its boundary runs: `inputResponses` that is not an
 /// object of result objects (on any round), and on a first round `prompts/get` arguments that are not an
-/// object of strings (on a retry the state is opened and refused `wrong_request` instead, as in Python).
+/// object of strings, a string or an array included (on a retry the state is opened and refused
+/// `wrong_request` instead, as in Python).
 fn invalid_params(method: &str, params: &Map<String, Value>, retry: bool) -> Option<&'static str> {
     match params.get("inputResponses") {
         None | Some(Value::Null) => {}
@@ -387,12 +388,18 @@ fn invalid_params(method: &str, params: &Map<String, Value>, retry: bool) -> Opt
             return Some("Invalid params: inputResponses must be an object of result objects");
         }
     }
-    if method == "prompts/get"
-        && !retry
-        && let Some(Value::Object(arguments)) = params.get("arguments")
-        && !arguments.values().all(Value::is_string)
-    {
-        return Some("Invalid params: prompts/get arguments must be an object of strings");
+    if method == "prompts/get" && !retry {
+        match params.get("arguments") {
+            // null is read as absent by rmcp, so the handler runs and a state is never sealed for it
+            // (unbindable, as in Python, whose SDK reads it so too).
+            None | Some(Value::Null) => {}
+            Some(Value::Object(arguments)) if arguments.values().all(Value::is_string) => {}
+            // Arguments that are not an object would fail rmcp's typed params, which answers -32601 (the
+            // request is read as no method it knows).
+            Some(_) => {
+                return Some("Invalid params: prompts/get arguments must be an object of strings");
+            }
+        }
     }
     None
 }

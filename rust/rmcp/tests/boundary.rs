@@ -758,16 +758,20 @@ async fn answers_that_are_no_results_and_prompt_arguments_that_are_no_strings_ar
     let answer = send(&mut endpoint, post("tools/call", params, Some("alice"))).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
 
-    let prompt = json!({"name": "p", "arguments": {"x": 1}});
-    let answer = send(&mut endpoint, post("prompts/get", prompt, Some("alice"))).await;
-    assert_eq!(answer["error"]["code"], -32602, "{answer}");
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("object of strings"),
-        "{answer}"
-    );
+    // On a first round, prompts/get arguments that are not an object of strings (a value that is not a
+    // string, or arguments that are a string or an array, which rmcp would answer -32601) are -32602.
+    for arguments in [json!({"x": 1}), json!("x"), json!([1])] {
+        let prompt = json!({"name": "p", "arguments": arguments});
+        let answer = send(&mut endpoint, post("prompts/get", prompt, Some("alice"))).await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("object of strings"),
+            "{answer}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -27,7 +27,7 @@ import type { StateSealer } from "../sealer.js";
 import { claimOf, textOf } from "./plaintext.js";
 import { authenticatedSubject, type Principal } from "./principal.js";
 import { jsonrpcError, toolError } from "./refusal.js";
-import { isTargetMethod, targetOf, type Target, type TargetMethod } from "./request.js";
+import { isTargetMethod, promptArgumentsProblem, targetOf, type Target, type TargetMethod } from "./request.js";
 import { markVerified } from "./rounds.js";
 
 /** How a refused `requestState` on `tools/call` is answered: a tool error (default) or a JSON-RPC `-32602` error. */
@@ -191,6 +191,16 @@ export class StateBoundary {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, badResponse(bad));
       }
       handlerCtx = this.#context(ctx, { requestState: textOf(claim), claim });
+    }
+    if (method === "prompts/get") {
+      // Arguments MCP does not allow on prompts/get (null, not an object, a value that is not a string): the
+      // SDK would answer -32603 as it parses them for the handler; Python's answers -32602 (a first round of
+      // unbindable arguments, profile 8.2, or the SDK's own check). A retry's state was opened first.
+      const problem = promptArgumentsProblem(request.params);
+      if (problem !== undefined) {
+        this.#logger.warn(`the arguments on prompts/get are not an object of strings`);
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
+      }
     }
     const result = await inner(request, handlerCtx);
     return this.#seal(method, request.params, ctx, result, user);

@@ -6,11 +6,11 @@
  * |------------------|---------------|-----------------------------------|
  * | `tools/call`     | `params.name` | `params.arguments` (absent: `{}`) |
  * | `prompts/get`    | `params.name` | `params.arguments` (absent: `{}`) |
+ * | `resources/read` | `params.uri`  | none: the URI is the whole request |
  *
  * Arguments that are present but not an object (`null`, an array, a string, a number, a boolean) are
  * carried as they are: they are unbindable (decision D2), so no token is sealed for them and a token
  * carrying `args_sha256` is refused for them as `wrong_request`.
- * | `resources/read` | `params.uri`  | none: the URI is the whole request |
  */
 
 import { isPlainObject } from "../token/json.js";
@@ -56,4 +56,20 @@ export function targetOf(method: TargetMethod, params: unknown): Target {
   // Profile 8.2 (decision D2): only absent arguments are {}.
   const args = raw.arguments === undefined ? {} : raw.arguments;
   return { method, binding, aud: audience(binding), arguments: args };
+}
+
+/**
+ * Why the `arguments` of a `prompts/get` request are not what MCP's `GetPromptRequest` allows (absent, or an
+ * object whose values are strings), as a client-safe sentence naming no value; `undefined` when they are.
+ * The SDK rejects such a request only as it reaches the handler, with a plain error (`-32603`); the boundary
+ * answers it `-32602` first, as the Python SDK does.
+ */
+export function promptArgumentsProblem(params: unknown): string | undefined {
+  const args = isPlainObject(params) ? params.arguments : undefined;
+  if (args === undefined) return undefined;
+  if (!isPlainObject(args)) return `Invalid params: prompts/get arguments must be an object of strings, not ${args === null ? "null" : Array.isArray(args) ? "an array" : typeof args}.`;
+  const bad = Object.keys(args).find((name) => typeof args[name] !== "string");
+  if (bad === undefined) return undefined;
+  const shown = bad.length <= 64 ? bad : `${bad.slice(0, 64)}...`;
+  return `Invalid params: prompts/get arguments must be an object of strings; ${JSON.stringify(shown)} is not a string.`;
 }

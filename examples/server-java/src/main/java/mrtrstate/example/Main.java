@@ -38,7 +38,8 @@ import org.apache.tomcat.util.descriptor.web.FilterMap;
 
 /**
  * The mrtr-state example MCP server in Java: {@code delete_branch} and {@code book_trip} over the official Java
- * SDK's HTTP transport on loopback, with bearer-token users, on the mrtr-state Java library. The twin of
+ * SDK's HTTP transport on loopback (with the prompt {@code review_branch} and the resource template
+ * {@code trips://fares/{destination}}, which ask once too), with bearer-token users, on the mrtr-state Java library. The twin of
  * examples/server (Python) and examples/server-ts: same tools, users, issuer and key ring
  * ({@code MRTR_STATE_KEYS}), and with {@code --redis-url} the same replay store, so they serve one fleet.
  *
@@ -158,9 +159,11 @@ public final class Main {
         if (conformance) {
             manager = conformanceServer(sealer);
         } else {
-            // Every state of both tools is single use, redeemed in the replay store.
+            // Every state of both tools is single use, redeemed in the replay store; the prompt's and the
+            // resource's only ask, as in the Python example.
             ToolBoundary boundary = ToolBoundary.builder(sealer).principal(context -> (String) context.get(USER))
-                    .singleUse(true).toolRefusal(refusal).build();
+                    .singleUse(Set.of("tools/call:delete_branch", "tools/call:book_trip")).toolRefusal(refusal)
+                    .build();
             manager = boundary.around(exampleServer(boundary));
         }
         if (stdio) {
@@ -216,7 +219,10 @@ public final class Main {
                 .build();
     }
 
-    /** delete_branch and book_trip, each wrapped so that its state is bound to user, tool and arguments. */
+    /**
+     * delete_branch and book_trip, the prompt review_branch and the resource template trips://fares/{destination},
+     * whose states the boundary binds to user, target and arguments.
+     */
     private static McpServer exampleServer(ToolBoundary boundary) {
         GitTools git = new GitTools();
         Trips trips = new Trips();
@@ -238,6 +244,8 @@ public final class Main {
                 .serverInfo(McpSchema.Implementation.builder("mrtr-state-example-java", "1.0.0").build())
                 .instructions("Delete branches (after the person confirms) and book trips.")
                 .feature(ToolsFeature.ofSync(tools))
+                .feature(io.modelcontextprotocol.modern.server.feature.PromptsFeature.ofSync(Asking.prompts()))
+                .feature(io.modelcontextprotocol.modern.server.feature.ResourcesFeature.ofSync(Asking.resources()))
                 .requestStateCodec(boundary.codec())
                 .build();
     }

@@ -25,14 +25,19 @@ final class Rounds {
     /** The retry: the state the wrapper verified (null on a first call) and the person's answers. */
     record Retry(ObjectNode state, Map<String, Object> responses) {
         static Retry of(McpSchema.CallToolRequest request) {
-            if (request.requestState() == null) {
+            return of(request.requestState(), request.inputResponses());
+        }
+
+        /** The retry of any request: its (verified) {@code requestState} and {@code inputResponses}. */
+        static Retry of(String requestState, Map<String, Object> inputResponses) {
+            if (requestState == null) {
                 return new Retry(null, Map.of()); // answers count only with a verified state (profile 8.2)
             }
-            JsonNode state = StrictJson.parseExact(request.requestState());
+            JsonNode state = StrictJson.parseExact(requestState);
             if (state == null || !state.isObject()) {
                 throw new IllegalStateException("the verified requestState is not a JSON object");
             }
-            return new Retry((ObjectNode) state, request.inputResponses() == null ? Map.of() : request.inputResponses());
+            return new Retry((ObjectNode) state, inputResponses == null ? Map.of() : inputResponses);
         }
 
         private Map<?, ?> response(String key) {

@@ -101,6 +101,5 @@ async fn a_state_is_sealed_opened_and_refused_over_stdio() {
         "{again}"
     );
 
-    drop(ask);
     serving.abort();
 }

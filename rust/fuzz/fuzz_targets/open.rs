@@ -1,9 +1,11 @@
 //! The open path: any input, presented as a token to a sealer holding the vectors' verifier rings
 //! (signed and encrypted), never panics, is refused with a reason code of the profile, and opens only
-//! when it is exactly a valid vector's token (every encoding is canonical, so no other text opens).
+//! when it is exactly one of the vectors' tokens (every encoding is canonical, so no changed text opens;
+//! another vector's token may open under the same request, as one without the argument binding does).
 //! Seeded from spec/vectors (fuzz/seed.py).
 #![no_main]
 
+use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -21,14 +23,35 @@ struct Case {
 }
 
 fn vectors(name: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec/vectors").join(name);
-    json::read(&std::fs::read(path).expect("the vectors"), 4096).expect("JSON").0
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../spec/vectors")
+        .join(name);
+    json::read(&std::fs::read(path).expect("the vectors"), 4096)
+        .expect("JSON")
+        .0
 }
+
+/// Every token of the vector files, valid or not.
+static TOKENS: LazyLock<HashSet<String>> = LazyLock::new(|| {
+    ["tokens.json", "encrypted.json"]
+        .iter()
+        .flat_map(|file| {
+            vectors(file)["vectors"]
+                .as_array()
+                .expect("vectors")
+                .clone()
+        })
+        .filter_map(|vector| vector["token"].as_str().map(str::to_owned))
+        .collect()
+});
 
 static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
     let keys = vectors("keys.json");
     let mut cases = Vec::new();
-    for (file, ring) in [("tokens.json", "verifier_jwks"), ("encrypted.json", "encrypted_verifier_jwks")] {
+    for (file, ring) in [
+        ("tokens.json", "verifier_jwks"),
+        ("encrypted.json", "encrypted_verifier_jwks"),
+    ] {
         let file = vectors(file);
         let ring = Arc::new(Keyring::from_jwks_value(&keys[ring]).expect("the ring"));
         let defaults = &file["defaults"];
@@ -39,10 +62,22 @@ static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
             .iter()
             .find(|vector| vector["expected"]["valid"] == Value::Bool(true))
             .expect("a valid vector");
-        let setting = |name: &str| vector.get(name).unwrap_or(&defaults[name]).as_u64().expect("a number");
+        let setting = |name: &str| {
+            vector
+                .get(name)
+                .unwrap_or(&defaults[name])
+                .as_u64()
+                .expect("a number")
+        };
         let now = vector["now"].as_i64().expect("now");
         let sealer = StateSealer::builder(Arc::clone(&ring))
-            .issuer(vector.get("issuer").unwrap_or(&defaults["issuer"]).as_str().expect("issuer"))
+            .issuer(
+                vector
+                    .get("issuer")
+                    .unwrap_or(&defaults["issuer"])
+                    .as_str()
+                    .expect("issuer"),
+            )
             .max_lifetime(Duration::from_secs(setting("max_lifetime")))
             .leeway(Duration::from_secs(setting("leeway")))
             .max_token_bytes(setting("max_token_bytes") as usize)
@@ -70,8 +105,14 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for case in CASES.iter() {
-        match case.sealer.open_unconsumed(token, &case.user, &case.target, case.arguments.as_ref()) {
-            Ok(_) => assert_eq!(token, case.token, "a token other than the vector's opened"),
+        match case
+            .sealer
+            .open_unconsumed(token, &case.user, &case.target, case.arguments.as_ref())
+        {
+            Ok(_) => assert!(
+                token == case.token || TOKENS.contains(token),
+                "a token that is none of the vectors' opened"
+            ),
             Err(refusal) => assert!(Reason::ALL.contains(&refusal.reason)),
         }
     }

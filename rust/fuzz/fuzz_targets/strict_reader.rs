@@ -12,10 +12,15 @@ use serde_json::Value;
 fn close(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
-            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
             x == y || (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs())
         }
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| close(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| close(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| close(v, w)))
         }
@@ -26,7 +31,10 @@ fn close(a: &Value, b: &Value) -> bool {
 fuzz_target!(|data: &[u8]| {
     let ours = json::read(data, 4096);
     let _ = json::read_strict(data, 4096);
-    if ours.as_ref().is_ok_and(|(_, findings)| findings.depth > 100) {
+    if ours
+        .as_ref()
+        .is_ok_and(|(_, findings)| findings.depth > 100)
+    {
         return; // serde_json stops at 128 levels; the profile reads deeper arguments
     }
     let oracle = serde_json::from_slice::<Value>(data);

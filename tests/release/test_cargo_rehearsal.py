@@ -24,10 +24,10 @@ the program compile; the test checks that no resolved version moved. The round t
 port and rmcp's own client, in one process that stops its server) prints what rust/rmcp/README.md says it
 prints.
 
-Without cargo this skips, except under CI=true, where it fails. The module took 48 s warm here on 2 shared
-cores (rust/target built by scripts/check-rust: the two crates and the program compile) and its build 8 min
-53 s cold (an empty target directory: rmcp, reqwest, axum and the rest compile too); each cargo command is
-bounded by TIMEOUT.
+Without cargo this skips, except under CI=true, where it fails. The module took 35 s warm here on 2 shared
+cores (64 s while another build ran) (rust/target built by scripts/check-rust: the two crates and the
+program compile) and its build 8 min 53 s cold (an empty target directory: rmcp, reqwest, axum and the rest
+compile too); each cargo command is bounded by TIMEOUT.
 """
 
 from __future__ import annotations

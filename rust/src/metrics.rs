@@ -1,5 +1,6 @@
-//! Counters (spec/metrics.json): seals, opens by outcome, refusals by reason code, redemptions and
-//! store outages. A sealer given `.metrics(f)` calls `f(event, attributes)` for each; the attribute
+//! Counters (spec/metrics.json): seals, opens by outcome, refusals by reason code, redemptions,
+//! store outages and key refreshes. A sealer (or a reloading key ring) given `.metrics(f)` calls
+//! `f(event, attributes)` for each; the attribute
 //! values are always one of a small fixed set (a target method, a reason code, an outcome word),
 //! never a token, a claim value, a kid or key material. A function that panics never breaks a seal
 //! or an open: the panic is caught and the count is lost.
@@ -23,7 +24,8 @@ pub const REFUSAL: &str = "refusal";
 pub const REDEMPTION: &str = "redemption";
 /// The replay store could not answer, so the token was refused `store_unavailable` (method).
 pub const STORE_OUTAGE: &str = "store_outage";
-/// A key source looked for new keys (source; outcome). The crate has no refreshing source yet.
+/// A key source looked for new keys (source `key_file`; outcome `updated`, `unchanged` or `failed`):
+/// [`ReloadingKeyring::metrics`](crate::ReloadingKeyring::metrics).
 pub const KEY_REFRESH: &str = "key_refresh";
 
 /// The counter of one event, as spec/metrics.json writes it.

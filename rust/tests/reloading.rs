@@ -339,3 +339,89 @@ fn a_token_of_an_unknown_kid_makes_the_ring_look_at_once() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_file_its_group_or_others_may_read_is_used_with_one_warning_per_mode() {
+    capture_logs();
+    let dir = scratch("readable");
+    let path = dir.join("keys");
+    write(&path, &secret(20), 1);
+    set_mode(&path, 0o644);
+    let ring = ReloadingKeyring::load_with(&path, every_look()).unwrap();
+    let warnings = warnings_about(&path);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("may be read by its group or others (mode 0644)")
+            && warnings[0].contains("chmod 600")
+            && !warnings[0].contains(&secret(20)),
+        "{warnings:?}"
+    );
+
+    // New keys in a file of the same mode: used, not warned about again.
+    let old_kid = first_kid(&ring);
+    write(&path, &secret(21), 2);
+    set_mode(&path, 0o644);
+    assert_ne!(first_kid(&ring), old_kid, "new keys loaded");
+    assert_eq!(warnings_about(&path).len(), 1, "once per mode");
+
+    // Another readable mode warns again; a private file never does.
+    write(&path, &secret(22), 3);
+    set_mode(&path, 0o640);
+    assert!(ring.reload().unwrap());
+    assert_eq!(warnings_about(&path).len(), 2);
+    let private = dir.join("private");
+    write(&private, &secret(23), 1);
+    ReloadingKeyring::load_with(&private, every_look()).unwrap();
+    assert_eq!(warnings_about(&private), Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_read_of_the_file_is_counted_as_a_key_refresh() {
+    let dir = scratch("metrics");
+    let path = dir.join("keys");
+    write(&path, &secret(30), 1);
+    let events: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&events);
+    let ring = ReloadingKeyring::load_with(&path, every_look())
+        .unwrap()
+        .metrics(move |event, attributes| {
+            let attributes: Vec<String> =
+                attributes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            seen.lock()
+                .unwrap()
+                .push(format!("{event} {}", attributes.join(" ")));
+        });
+    let counted = || std::mem::take(&mut *events.lock().unwrap());
+
+    first_kid(&ring);
+    assert_eq!(
+        counted(),
+        Vec::<String>::new(),
+        "an unchanged identity reads nothing"
+    );
+    write(&path, &secret(31), 2);
+    first_kid(&ring);
+    assert_eq!(counted(), ["key_refresh source=key_file outcome=updated"]);
+    write(&path, &secret(31), 3); // the same keys, written again
+    first_kid(&ring);
+    assert_eq!(counted(), ["key_refresh source=key_file outcome=unchanged"]);
+    write(&path, "not a key", 4);
+    for _ in 0..3 {
+        first_kid(&ring);
+    }
+    assert!(ring.reload().is_err());
+    assert_eq!(
+        counted(),
+        ["key_refresh source=key_file outcome=failed"],
+        "once per distinct bad content, as the warning"
+    );
+    // The names and attributes are those of spec/metrics.json's key_refresh.
+    let instrument = mrtr_state::metrics::EVENTS
+        .iter()
+        .find(|instrument| instrument.event == mrtr_state::metrics::KEY_REFRESH)
+        .unwrap();
+    assert_eq!(instrument.attributes, ["source", "outcome"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

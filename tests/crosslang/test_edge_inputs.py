@@ -11,10 +11,11 @@ JSON-RPC code and ``data.reason``, or its tool error's reason code, or its resul
 status when it is not 200 (400 for every -32602: MCP 2026-07-28, SEP-2575), must be Python's, and
 Python's must be ``EXPECTED_HTTP``: so a new language, or a new SDK version under one, cannot drift
 silently. Over stdio every language must give ``EXPECTED`` too,
-except where the Python SDK's stdio reader hides an input (``PYTHON_STDIO_LIMIT``, documented). The Rust
-server (Streamable HTTP only: the rmcp integration has no stdio boundary) gives Python's answers except
-where rmcp's JSON reader hides an input (``RUST_HTTP_LIMIT``, documented). Each server starts once per
-mode and transport, one at a time.
+except where the Python SDK's stdio reader hides an input (``PYTHON_STDIO_LIMIT``, documented); the Rust
+server's stdio transport (``StateBoundary::stdio``) reads lines with ``serde_json``, which hides the same
+inputs and leaves them unanswered too (``PYTHON_STDIO_LIMIT`` applies to it as well). Over Streamable HTTP
+the Rust server gives Python's answers except where rmcp's JSON reader hides an input (``RUST_HTTP_LIMIT``,
+documented). Each server starts once per mode and transport, one at a time.
 """
 
 from __future__ import annotations
@@ -93,10 +94,13 @@ STDIO_COMMANDS = {
     "typescript": ("node", str(fleet.TS_SERVER / "dist" / "main.js")),
     "go": (str(fleet.GO_SERVER / "bin" / "server-go"),),
     "java": (str(fleet.JAVA_SERVER / "run.sh"),),
+    "rust": (str(fleet.RUST_TARGET / "debug" / "server-rust"),),
 }
 #: A documented limit of the Python SDK (docs/mcp.md's edge-input table): its stdio reader parses each line
 #: with a JSON parser that stops at 200 levels of nesting, and a line it cannot parse is never answered
-#: (the server goes on serving the next line). Arguments nested 300 levels never reach the boundary.
+#: (the server goes on serving the next line). Arguments nested 300 levels never reach the boundary. The
+#: Rust stdio transport has the same limit at 128 levels (serde_json), with the same silence (rmcp's own
+#: stdio transport answers no unparsable line either; rust/rmcp/README.md).
 PYTHON_STDIO_LIMIT = {
     f"{method}{edge} with arguments nested 300": ("no answer",)
     for method in ("", "prompts/get: ")
@@ -104,11 +108,11 @@ PYTHON_STDIO_LIMIT = {
 }
 #: Seconds to wait for an answer over stdio: long enough for a loaded machine (a JVM's first calls); for
 #: Python, whose answers take milliseconds, what each unanswered input of PYTHON_STDIO_LIMIT costs.
-STDIO_WAIT = {"python": 5, "typescript": 30, "go": 30, "java": 30}
+STDIO_WAIT = {"python": 5, "typescript": 30, "go": 30, "java": 30, "rust": 3}
 
 
 @pytest.mark.parametrize("mode", ["tool_error", "jsonrpc"])
-@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("language", [*LANGUAGES, "rust"])
 def test_every_example_server_gives_the_answers_over_stdio(built: None, language: str, mode: str) -> None:
     options = ("--dev-key", "--tool-refusal", mode, "--stdio", "--stdio-user", "alice")
     command = [*STDIO_COMMANDS[language], *options]
@@ -124,5 +128,5 @@ def test_every_example_server_gives_the_answers_over_stdio(built: None, language
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
-    expected = {**EXPECTED[mode], **(PYTHON_STDIO_LIMIT if language == "python" else {})}
+    expected = {**EXPECTED[mode], **(PYTHON_STDIO_LIMIT if language in ("python", "rust") else {})}
     assert answers == expected

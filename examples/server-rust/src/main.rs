@@ -7,14 +7,17 @@
 //! server-rust [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600]
 //!             [--tool-refusal tool_error|jsonrpc] [--redis-url redis://...]
 //!             [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]] [--conformance]
+//!             [--stdio [--stdio-user USER]]
 //! ```
 //!
 //! Prints `example server: listening on http://HOST:PORT/mcp (...)` once it accepts connections. Its
-//! Ed25519 public keys are at `/.well-known/mrtr-state-jwks.json`.
+//! Ed25519 public keys are at `/.well-known/mrtr-state-jwks.json`. With `--stdio` it serves the same tools
+//! over standard input and output instead, for one user (`--stdio-user`, by default the login name).
 
 mod asking;
 mod conformance;
 mod keys;
+mod stdio;
 mod tools;
 
 use std::net::{IpAddr, SocketAddr};
@@ -30,7 +33,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use mrtr_state::{StateSealer, Target};
-use mrtr_state_rmcp::{AuthenticatedUser, Principal, StateBoundary, ToolRefusal};
+use mrtr_state_rmcp::{AuthenticatedUser, Principal, StateBoundary, StateHandler, ToolRefusal};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -65,11 +68,13 @@ struct Options {
     dev_key: Option<String>,
     redis_url: Option<String>,
     conformance: bool,
+    stdio: bool,
+    stdio_user: Option<String>,
 }
 
 const USAGE: &str = "usage: server-rust [--host 127.0.0.1] [--port 0] [--issuer URL] [--ttl 600] \
     [--tool-refusal tool_error|jsonrpc] [--redis-url redis://... (default $MRTR_STATE_REDIS_URL)] \
-    [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]] [--conformance]";
+    [--dev-key [--dev-key-alg EdDSA|HS256|A256GCM]] [--conformance] [--stdio [--stdio-user USER]]";
 
 fn parse(argv: &[String]) -> Result<Options, String> {
     let mut options = Options {
@@ -84,6 +89,8 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             .ok()
             .filter(|url| !url.is_empty()),
         conformance: false,
+        stdio: false,
+        stdio_user: None,
     };
     let mut dev_key = false;
     let mut dev_key_alg = "EdDSA".to_owned();
@@ -98,12 +105,12 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             Some((name, value)) => (name, Some(value.to_owned())),
             None => (name, None),
         };
-        if name == "dev-key" || name == "conformance" {
+        if name == "dev-key" || name == "conformance" || name == "stdio" {
             let on = inline.is_none_or(|value| value == "true");
-            if name == "dev-key" {
-                dev_key = on;
-            } else {
-                options.conformance = on;
+            match name {
+                "dev-key" => dev_key = on,
+                "stdio" => options.stdio = on,
+                _ => options.conformance = on,
             }
             continue;
         }
@@ -138,6 +145,7 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             }
             "dev-key-alg" => dev_key_alg = value,
             "redis-url" => options.redis_url = Some(value).filter(|url| !url.is_empty()),
+            "stdio-user" => options.stdio_user = Some(value),
             _ => return Err(format!("unknown option --{name}")),
         }
     }
@@ -304,6 +312,14 @@ async fn serve(options: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if options.stdio {
+        let Some(user) = stdio::user(options.stdio_user.clone()) else {
+            eprintln!("example server: --stdio needs --stdio-user (the login name is unknown)");
+            return ExitCode::from(2);
+        };
+        let (boundary, handler) = example(sealer, options.tool_refusal);
+        return stdio::serve(&boundary, handler, &user, options.ttl).await;
+    }
     let app = app(sealer, source, &options);
     let ip: IpAddr = match options
         .host
@@ -385,18 +401,7 @@ fn app(
             .tool_refusal(ToolRefusal::JsonRpc);
         mcp_route(&boundary, boundary.handler(conformance::Fixtures), config)
     } else {
-        let boundary = StateBoundary::new(sealer)
-            .tool_refusal(options.tool_refusal)
-            // The acting rounds: a confirmed delete, and book_trip's seat round, which books. Single use
-            // is per target, so book_trip's dates round is redeemed too.
-            .single_use([
-                Target::Tool("delete_branch".into()),
-                Target::Tool("book_trip".into()),
-            ]);
-        let handler = boundary.handler(asking::WithAsking(ExampleServer(Example {
-            git: Arc::new(GitHost::example()),
-            airline: Arc::new(Airline::default()),
-        })));
+        let (boundary, handler) = example(sealer, options.tool_refusal);
         mcp_route(&boundary, handler, config).route_layer(middleware::from_fn(bearer))
     };
     let allowed = Arc::new(allowed_hosts(&options.host));
@@ -412,6 +417,29 @@ fn app(
             host_check(Arc::clone(&allowed), request, next)
         }));
     (router, cancel)
+}
+
+/// The example's boundary and its wrapped handler, as both transports serve them.
+fn example(
+    sealer: Arc<StateSealer>,
+    tool_refusal: ToolRefusal,
+) -> (
+    StateBoundary,
+    StateHandler<asking::WithAsking<ExampleServer>>,
+) {
+    let boundary = StateBoundary::new(sealer)
+        .tool_refusal(tool_refusal)
+        // The acting rounds: a confirmed delete, and book_trip's seat round, which books. Single use
+        // is per target, so book_trip's dates round is redeemed too.
+        .single_use([
+            Target::Tool("delete_branch".into()),
+            Target::Tool("book_trip".into()),
+        ]);
+    let handler = boundary.handler(asking::WithAsking(ExampleServer(Example {
+        git: Arc::new(GitHost::example()),
+        airline: Arc::new(Airline::default()),
+    })));
+    (boundary, handler)
 }
 
 /// `/mcp`: the boundary's layer in front of rmcp's stateless Streamable HTTP service for `handler`.

@@ -81,7 +81,7 @@ impl<S> std::fmt::Debug for StateService<S> {
 }
 
 /// What to do with a request after reading it.
-enum Prepared {
+pub(crate) enum Prepared {
     /// Send this body on to rmcp.
     Forward(Bytes),
     /// Answer this, without rmcp.
@@ -262,7 +262,11 @@ fn user_of(config: &Config, parts: &http::request::Parts) -> Option<String> {
     }
 }
 
-async fn prepare(config: &Config, parts: &mut http::request::Parts, bytes: Bytes) -> Prepared {
+pub(crate) async fn prepare(
+    config: &Config,
+    parts: &mut http::request::Parts,
+    bytes: Bytes,
+) -> Prepared {
     // Anything this cannot read as one JSON-RPC request of the three methods goes to rmcp unchanged;
     // StateHandler refuses any requestState that arrives there without a Round.
     let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(&bytes) else {

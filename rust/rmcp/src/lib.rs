@@ -59,7 +59,9 @@ mod boundary;
 mod handler;
 mod layer;
 mod request;
+mod stdio;
 
 pub use boundary::{AuthenticatedUser, Principal, REASON_META_KEY, StateBoundary, ToolRefusal};
 pub use handler::{StateHandler, input_required, verified_state};
 pub use layer::{StateLayer, StateService};
+pub use stdio::StdioTransport;

@@ -18,7 +18,11 @@
 //! refused: the last good keys stay in use, one warning (through the `log` facade, target
 //! `mrtr_state::keys`) names the path and the rule, never key material, once per distinct bad
 //! content, and the same file is not read again for the cooldown (default 5 s) unless it is
-//! replaced or `reload` is called.
+//! replaced or `reload` is called. A file its group or others may read (mode `0o077` bits, on Unix) is
+//! used, with one warning (once per mode: a Kubernetes secret is mounted 0644 by default) that says to make
+//! it 0600. With [`ReloadingKeyring::metrics`], every look that reads the file is counted as the
+//! `key_refresh` event of spec/metrics.json (`source` `key_file`; `outcome` `updated`, `unchanged`, or
+//! `failed` once per distinct refusal, as the warning), the same counts as the Python and Go rings.
 
 use std::fmt;
 use std::fs::Metadata;
@@ -32,6 +36,7 @@ use super::file::{KeyFileOptions, read_key_file};
 use super::ring::Keyring;
 use super::source::KeySource;
 use crate::errors::KeyringError;
+use crate::metrics::{KEY_REFRESH, MetricsFn, record};
 
 /// The time between two looks at a key file (as in Python and Go).
 pub const DEFAULT_CHECK_INTERVAL: Duration = Duration::from_secs(1);
@@ -104,6 +109,8 @@ struct Watch {
     identity: Option<Identity>,
     digest: [u8; 32],
     failure: Option<Failure>,
+    /// The mode last warned about as readable by group or others (`None`: no warning yet).
+    readable_warned: Option<u32>,
 }
 
 /// A key ring that follows a key file; a [`KeySource`] for
@@ -114,6 +121,7 @@ pub struct ReloadingKeyring {
     options: ReloadingOptions,
     ring: RwLock<Arc<Keyring>>,
     watch: Mutex<Watch>,
+    metrics: Option<MetricsFn>,
 }
 
 impl fmt::Debug for ReloadingKeyring {
@@ -145,17 +153,40 @@ impl ReloadingKeyring {
         let meta = std::fs::metadata(&path).map_err(|e| cannot_read(&path, &e))?;
         let data = read_key_file(&path, options.file)?;
         let ring = Keyring::parse_key_file(&path, &data)?;
+        let mut watch = Watch {
+            last_check: Instant::now(),
+            identity: Some(Identity::of(&meta)),
+            digest: digest(&data),
+            failure: None,
+            readable_warned: None,
+        };
+        warn_if_readable(&path, &meta, &mut watch);
         Ok(ReloadingKeyring {
             options,
             ring: RwLock::new(Arc::new(ring)),
-            watch: Mutex::new(Watch {
-                last_check: Instant::now(),
-                identity: Some(Identity::of(&meta)),
-                digest: digest(&data),
-                failure: None,
-            }),
+            watch: Mutex::new(watch),
             path,
+            metrics: None,
         })
+    }
+
+    /// Counts every look that reads the file as a `key_refresh` event (spec/metrics.json): `f(event,
+    /// attributes)` with `source` `key_file` and `outcome` `updated`, `unchanged` or `failed`, as
+    /// [`StateSealerBuilder::metrics`](crate::StateSealerBuilder::metrics) counts seals and opens
+    /// (`metrics::opentelemetry(&provider)` makes OpenTelemetry counters of them). A look that finds
+    /// the file's identity unchanged reads nothing and counts nothing; a refusal counts once per
+    /// distinct bad content, as it warns. A function that panics loses the count, nothing else.
+    pub fn metrics(mut self, f: impl Fn(&str, &[(&str, &str)]) + Send + Sync + 'static) -> Self {
+        self.metrics = Some(Arc::new(f));
+        self
+    }
+
+    fn count(&self, outcome: &str) {
+        record(
+            &self.metrics,
+            KEY_REFRESH,
+            &[("source", "key_file"), ("outcome", outcome)],
+        );
     }
 
     /// The path followed.
@@ -213,6 +244,7 @@ impl ReloadingKeyring {
         if content == watch.digest {
             watch.identity = Some(identity);
             watch.failure = None;
+            self.count("unchanged");
             return Ok(false);
         }
         if let Some(known) = watch.failure.as_ref().filter(|f| f.digest == content) {
@@ -228,6 +260,7 @@ impl ReloadingKeyring {
             }
         };
         let count = ring.keys().len();
+        warn_if_readable(&self.path, &meta, watch);
         *self.ring.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(ring);
         watch.identity = Some(identity);
         watch.digest = content;
@@ -237,6 +270,7 @@ impl ReloadingKeyring {
             "the key file {} changed: {count} key(s) loaded",
             self.path.display()
         );
+        self.count("updated");
         Ok(true)
     }
 
@@ -256,6 +290,7 @@ impl ReloadingKeyring {
                 target: "mrtr_state::keys",
                 "{reason}; the last good keys stay in use"
             );
+            self.count("failed");
         }
         let error = KeyringError::new(format!("{reason}; the last good keys stay in use"));
         watch.failure = Some(Failure {
@@ -266,6 +301,32 @@ impl ReloadingKeyring {
         });
         error
     }
+}
+
+/// Warns, once per mode, that the key file at `path` may be read by its group or others (as Python and
+/// Go do): the keys are used, but anyone who can read them can mint states. Not on Windows, whose
+/// permissions the mode does not describe.
+fn warn_if_readable(path: &Path, meta: &Metadata, watch: &mut Watch) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o077 == 0 {
+            watch.readable_warned = None;
+            return;
+        }
+        if watch.readable_warned == Some(mode) {
+            return;
+        }
+        watch.readable_warned = Some(mode);
+        log::warn!(
+            target: "mrtr_state::keys",
+            "the key file {} may be read by its group or others (mode {mode:04o}): make it 0600 (chmod 600 FILE)",
+            path.display()
+        );
+    }
+    #[cfg(not(unix))]
+    let _ = (path, meta, watch);
 }
 
 fn cannot_read(path: &Path, error: &std::io::Error) -> KeyringError {

@@ -6,6 +6,8 @@ valgrind):
     .venv/bin/python benchmarks/bench_counted_rust.py              # print the table (about 10 s warm)
     .venv/bin/python benchmarks/bench_counted_rust.py --check      # ... and fail on a rise over the baseline
     .venv/bin/python benchmarks/bench_counted_rust.py --update     # write the baseline file anew
+    .venv/bin/python benchmarks/bench_counted_rust.py --peers      # with jsonwebtoken's rows (a release
+                                                                   # build of the dev-dependencies: minutes)
 
 Method, as ``bench_counted.py``'s for Python. ``cargo build --release --locked`` builds the
 crate's ``mrtr-state-counted`` binary (``rust/src/bin/counted.rs``; a binary, not a bench, so
@@ -25,6 +27,11 @@ toolchain it names; a count depends on the compiler and the locked dependencies 
 crate. With ``--check`` the run fails when a row rises more than ``--tolerance`` (3% by default)
 above its baseline: a change that costs instructions on the seal or open path updates the
 baseline in the same commit (``--update``).
+
+``--peers`` adds jsonwebtoken's ``decode`` and ``encode`` (``rust/benches/counted_peers.rs``, a
+bench target since jsonwebtoken is a dev-dependency, built with ``cargo bench --no-run``), counted
+the same way; their rows are printed for comparison, never checked and never written to the
+baseline.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ HERE = Path(__file__).resolve().parent
 RUST = HERE.parent / "rust"
 BASELINE = HERE / "counted-rust-baseline.json"
 BINARY = "mrtr-state-counted"
+PEERS_BENCH = "counted_peers"
 #: Calls per counted loop: the per-call figure is exact to the instruction after the empty loop is
 #: subtracted; the whole run under callgrind stays near five seconds.
 CALLS = 50
@@ -76,6 +84,28 @@ def build() -> Path:
     if proc.returncode != 0:
         raise SystemExit(f"bench_counted_rust: cargo build failed:\n{proc.stderr[-3000:]}")
     return target / "release" / BINARY
+
+
+def build_peers() -> Path:
+    """Build the peers' counted bench in the bench profile (release); its executable."""
+    target = Path(os.environ.get("CARGO_TARGET_DIR", RUST / "target"))
+    proc = subprocess.run(  # noqa: S603 - cargo on our own manifest, no outside input
+        [_tool("cargo"), "bench", "--no-run", "--locked", "--bench", PEERS_BENCH, "--message-format=json"],
+        cwd=RUST,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CARGO_TARGET_DIR": str(target)},
+        check=False,
+        timeout=3600,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"bench_counted_rust: cargo bench --no-run failed:\n{proc.stderr[-3000:]}")
+    for line in proc.stdout.splitlines():
+        message = json.loads(line)
+        artifact = message.get("reason") == "compiler-artifact" and message["target"]["name"] == PEERS_BENCH
+        if artifact and message.get("executable"):
+            return Path(message["executable"])
+    raise SystemExit(f"bench_counted_rust: cargo built no executable for {PEERS_BENCH}")
 
 
 def _dump_total(path: str) -> int:
@@ -139,9 +169,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode.add_argument("--update", action="store_true", help="write the counts as the new baseline")
     parser.add_argument("--tolerance", type=float, default=0.03, help="allowed rise over the baseline (0.03)")
     parser.add_argument("--json", metavar="FILE", help="also write the counts to FILE")
+    parser.add_argument("--peers", action="store_true", help="also count jsonwebtoken (never checked)")
     args = parser.parse_args(argv)
 
     counts = count(build())
+    crate_counts = {size: dict(rows) for size, rows in counts.items()}
+    if args.peers:
+        for size, rows in count(build_peers()).items():
+            counts[size].update(rows)
     baseline: dict[str, Any] | None = json.loads(BASELINE.read_text()) if BASELINE.exists() else None
     print(table(counts, None if baseline is None else baseline["counts"]))
     if args.json:
@@ -152,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--update rewrites it.",
             "rustc": _rustc(),
             "calls": CALLS,
-            "counts": counts,
+            "counts": crate_counts,
         }
         BASELINE.write_text(json.dumps(record, indent=2) + "\n")
         print(f"wrote {BASELINE.relative_to(HERE.parent)}")
@@ -162,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         if baseline.get("rustc") != _rustc():
             print(f"note: the baseline was counted with {baseline.get('rustc')}, this run with {_rustc()}")
-        found = regressions(counts, baseline["counts"], args.tolerance)
+        found = regressions(crate_counts, baseline["counts"], args.tolerance)
         for line in found:
             print(f"REGRESSION {line}", file=sys.stderr)
         if found:

@@ -191,19 +191,23 @@ func (s *Sealer) Seal(state any, req Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The state is written once, after the other claims, in one buffer sized for it.
-	text, ok := state.(json.RawMessage)
-	if !ok {
-		// json.Marshal writes < > & as \u003c \u003e \u0026: the same JSON values.
-		if text, err = json.Marshal(state); err != nil {
-			return "", fmt.Errorf("mrtrstate: the state is not JSON: %w", err)
-		}
+	// The state is written once, after the other claims, and checked as it is written.
+	payload := token.AppendClaimsBeforeState(make([]byte, 0, 512), claims)
+	start := len(payload)
+	if text, ok := state.(json.RawMessage); ok {
+		payload = append(payload, text...)
+		_, err = jsonstrict.Parse(payload[start:], jsonstrict.Options{MaxDepth: token.MaxStateDepth, CheckOnly: true})
+	} else {
+		// Written as json.Marshal writes it (< > & as \u003c \u003e \u0026: the same JSON values).
+		payload, err = jsonstrict.AppendMarshal(payload, state, token.MaxStateDepth)
 	}
-	prefix := token.AppendClaimsBeforeState(make([]byte, 0, 256+len(text)), claims)
-	payload := append(prefix, text...)
 	// Profile 4, point 1: nothing is minted that a verifier would refuse.
-	if _, err := jsonstrict.Parse(payload[len(prefix):], jsonstrict.Options{MaxDepth: token.MaxStateDepth, CheckOnly: true}); err != nil {
+	var refused *jsonstrict.Error
+	switch {
+	case errors.As(err, &refused):
 		return "", fmt.Errorf("mrtrstate: the state cannot be carried exactly: %w", err)
+	case err != nil:
+		return "", fmt.Errorf("mrtrstate: the state is not JSON: %w", err)
 	}
 	tok, err := s.finish(k, append(payload, '}'))
 	if err == nil {

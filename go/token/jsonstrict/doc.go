@@ -8,4 +8,7 @@
 // turns it into U+FFFD), a number beyond the range of a double, an integer
 // literal beyond +/-(2^53 - 1), nesting deeper than a limit, and content after
 // the value. A number that underflows a double (1e-400) reads as 0.
+//
+// AppendMarshal is the minting side: it writes a value as json.Marshal does and
+// refuses what Parse would refuse in that text, checking as it writes.
 package jsonstrict

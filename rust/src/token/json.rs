@@ -39,6 +39,7 @@ pub fn read_with_spans(
 ) -> Result<(Value, Findings, MemberSpans), NotJson> {
     let text = std::str::from_utf8(bytes).map_err(|_| NotJson)?;
     let mut reader = Reader {
+        source: text,
         text: text.as_bytes(),
         pos: 0,
         max_depth,
@@ -73,6 +74,7 @@ pub struct NotJson;
 pub fn read(bytes: &[u8], max_depth: usize) -> Result<(Value, Findings), NotJson> {
     let text = std::str::from_utf8(bytes).map_err(|_| NotJson)?;
     let mut reader = Reader {
+        source: text,
         text: text.as_bytes(),
         pos: 0,
         max_depth,
@@ -97,6 +99,9 @@ pub fn read_strict(bytes: &[u8], max_depth: usize) -> Option<Value> {
 }
 
 struct Reader<'a> {
+    /// The text, already checked to be UTF-8 (once, for the whole text).
+    source: &'a str,
+    /// The same text's bytes.
     text: &'a [u8],
     pos: usize,
     max_depth: usize,
@@ -224,7 +229,7 @@ impl Reader<'_> {
 
     fn string(&mut self) -> Result<String, NotJson> {
         self.pos += 1; // the opening quote
-        let mut out = String::new();
+        let mut out: Option<String> = None;
         loop {
             let start = self.pos;
             while let Some(&b) = self.text.get(self.pos) {
@@ -233,14 +238,25 @@ impl Reader<'_> {
                 }
                 self.pos += 1;
             }
-            // The input is valid UTF-8 and we stopped at ASCII, so this slice is whole characters.
-            out.push_str(std::str::from_utf8(&self.text[start..self.pos]).map_err(|_| NotJson)?);
+            // The text was checked to be UTF-8 as a whole, and both ends of the run are ASCII (a
+            // quote, an escape or the string's first byte), so the run is whole characters: a
+            // slice of the checked text, not checked again.
+            let run = self.source.get(start..self.pos).ok_or(NotJson)?;
             match self.peek().ok_or(NotJson)? {
                 b'"' => {
                     self.pos += 1;
-                    return Ok(out);
+                    // Most strings have no escape: one allocation of the exact length.
+                    return Ok(match out {
+                        None => run.to_owned(),
+                        Some(mut out) => {
+                            out.push_str(run);
+                            out
+                        }
+                    });
                 }
                 b'\\' => {
+                    let out = out.get_or_insert_with(String::new);
+                    out.push_str(run);
                     self.pos += 1;
                     let escape = self.peek().ok_or(NotJson)?;
                     self.pos += 1;

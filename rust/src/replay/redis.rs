@@ -622,3 +622,65 @@ impl ReplayStore for RedisReplayStore {
         Box::pin(self.redeem_once(jti, expires_at_unix))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builders_refuse_what_they_cannot_use_without_showing_it() {
+        let secret = "s3cret-in-the-url";
+        let bad = format!("redis://:{secret}@[not-an-address/0");
+        for error in [
+            RedisReplayStore::from_url(&bad).unwrap_err(),
+            RedisReplayStore::from_sentinel(&[bad.as_str()], "primary").unwrap_err(),
+            RedisReplayStore::from_cluster(&[bad.as_str()]).unwrap_err(),
+            RedisReplayStore::from_sentinel(&[], "primary").unwrap_err(),
+            RedisReplayStore::from_sentinel(&["redis://127.0.0.1:26379"], "").unwrap_err(),
+            RedisReplayStore::from_cluster(&[]).unwrap_err(),
+            // The client logs in to every node as the first URL says: others may not differ.
+            RedisReplayStore::from_cluster(&[
+                &format!("redis://:{secret}@127.0.0.1:7000"),
+                "redis://:other@127.0.0.1:7001",
+            ])
+            .unwrap_err(),
+        ] {
+            assert!(!error.to_string().contains(secret), "{error}");
+            assert!(!error.to_string().contains("other"), "{error}");
+        }
+    }
+
+    #[test]
+    fn debug_names_the_deployment_and_no_address() {
+        let url = "redis://:s3cret@127.0.0.1:7000";
+        let stores = [
+            RedisReplayStore::from_url(url).unwrap(),
+            RedisReplayStore::from_sentinel(&[url], "primary").unwrap(),
+            RedisReplayStore::from_cluster(&[url]).unwrap(),
+        ];
+        for (store, name) in stores.iter().zip(["single", "sentinel", "cluster"]) {
+            let shown = format!("{store:?}");
+            assert!(shown.contains(name), "{shown}");
+            assert!(!shown.contains("s3cret") && !shown.contains("7000"), "{shown}");
+        }
+    }
+
+    #[tokio::test]
+    async fn nothing_listening_is_an_error_naming_no_address_and_an_outage() {
+        // Port 1 on loopback: refused at once, for every deployment.
+        let url = "redis://127.0.0.1:1";
+        let later = (system_ms() / 1000) + 60;
+        for store in [
+            RedisReplayStore::from_url(url).unwrap(),
+            RedisReplayStore::from_sentinel(&[url], "primary").unwrap(),
+            RedisReplayStore::from_cluster(&[url]).unwrap(),
+        ] {
+            let store = store.with_timeouts(Duration::from_millis(500), Duration::from_millis(500));
+            for _ in 0..2 {
+                let error = store.redeem("iss#jti", later).await.unwrap_err();
+                assert!(!error.to_string().contains("127.0.0.1"), "{error}");
+            }
+            assert!(store.outage.load(Ordering::SeqCst));
+        }
+    }
+}

@@ -198,7 +198,11 @@ impl RedisReplayStore {
             primary,
             SentinelServerType::Master,
         )
-        .map_err(|_| ReplayStoreError::new("the Sentinel client cannot be built from these URLs (they are not shown)"))?;
+        .map_err(|_| {
+            ReplayStoreError::new(
+                "the Sentinel client cannot be built from these URLs (they are not shown)",
+            )
+        })?;
         Ok(RedisReplayStore::with_deployment(Deployment::Sentinel {
             sentinels: Mutex::new(client),
             connection: Mutex::new(None),
@@ -344,7 +348,9 @@ impl RedisReplayStore {
             client.get_async_connection(),
         )
         .await
-        .map_err(|_| ReplayStoreError::new("the Redis Cluster did not answer the connection in time"))?
+        .map_err(|_| {
+            ReplayStoreError::new("the Redis Cluster did not answer the connection in time")
+        })?
         .map_err(|e| failure("connect to the cluster", &e))?;
         *held = Some(connection.clone());
         Ok(connection)
@@ -477,7 +483,9 @@ impl RedisReplayStore {
             }
             Err(_) => {
                 forget().await;
-                Err(ReplayStoreError::new("Redis did not answer the SET in time"))
+                Err(ReplayStoreError::new(
+                    "Redis did not answer the SET in time",
+                ))
             }
         }
     }
@@ -661,7 +669,10 @@ mod tests {
         for (store, name) in stores.iter().zip(["single", "sentinel", "cluster"]) {
             let shown = format!("{store:?}");
             assert!(shown.contains(name), "{shown}");
-            assert!(!shown.contains("s3cret") && !shown.contains("7000"), "{shown}");
+            assert!(
+                !shown.contains("s3cret") && !shown.contains("7000"),
+                "{shown}"
+            );
         }
     }
 

@@ -8,7 +8,7 @@ had the replica acknowledge it) and none is accepted again; and the Rust store r
 Sentinels promoted within ``BOUND_S`` of the failover, without a restart: its SET lands there (with no
 replica left, WAIT 1 cannot be met, so the redemption is refused ``store_unavailable``, fail closed, but
 the key is on the new primary). The Rust store's Cluster failover is in the mixed-fleet test
-(test_replay_mixed_fleet_failover.py). About 8 to 12 s, most of it the deployment's start and the
+(test_replay_mixed_fleet_failover.py). About 7 to 15 s, most of it the deployment's start and the
 failover; the redeemer's build is a no-op after scripts/check-rust.
 """
 

@@ -1,10 +1,11 @@
-"""A mixed fleet under a Redis Cluster failover (issue 31): Python, npm, Go and Java stores, one cluster.
+"""A mixed fleet under a Redis Cluster failover (issues 31, 34): every language's store, one cluster.
 
 One Redis Cluster (three primaries, three replicas, ``cluster-node-timeout 1000``) from the harness;
-four long-lived redeemers, each with a Cluster store that waits for one replica (``WAIT 1``): Python's
+five long-lived redeemers, each with a Cluster store that waits for one replica (``WAIT 1``): Python's
 in this process, npm's ``typescript/runtimes/redeem-lines.mjs`` (the built package), Go's
-``go/internal/cmd/redeemlines`` and Java's ``RedeemLines`` (run from the built classpath in Java's
-source-file mode). Each jti is offered to all four at about the same moment, one every ``PACE_S`` per
+``go/internal/cmd/redeemlines``, Java's ``RedeemLines`` (run from the built classpath in Java's
+source-file mode) and Rust's ``mrtr-state-redeem-lines`` (``cargo build``, into ``rust/target`` as
+scripts/check-rust builds). Each jti is offered to all five at about the same moment, one every ``PACE_S`` per
 language; a primary (never the seed node Java's store starts from) is killed with SIGKILL mid-run and
 never restarted. Then:
 
@@ -26,8 +27,9 @@ refusals by cause, are printed (``pytest -s``); docs/operations.md has them.
 
 The builds are each language's own and cheap when already done: ``go build`` (cached), ``npm ci`` and
 ``npm run build`` only when ``typescript/dist`` is missing or older than the sources, Maven only when
-``java/target`` lacks the classes or their classpath (or they are older than the sources). With the builds
-done, the test takes 23 to 29 s on two shared cores (9 to 15 s to start the cluster and the four stores, the
+``java/target`` lacks the classes or their classpath (or they are older than the sources), ``cargo build``
+(with every feature, as scripts/check-rust builds, so nothing is rebuilt after it). With the builds
+done, the test takes 23 to 44 s on two shared cores (9 to 15 s to start the cluster and the five stores, the
 run about 11 s); a missing tool skips, or fails under CI=true.
 """
 
@@ -52,6 +54,7 @@ import pytest
 from tests.ci import missing_tool
 from tests.interop.harness import ROOT
 from tests.replay.redis_harness import RedisClusterDeployment, RedisServer, require_redis_client
+from tests.replay.rust_redeemer import rust_redeemer_command
 
 require_redis_client()
 
@@ -63,15 +66,15 @@ from mrtr_state.replay import replay_key  # noqa: E402
 from mrtr_state.replay.replay_redis import RedisReplayStore  # noqa: E402
 
 ISSUER = "https://mcp.example.com"
-LANGUAGES = ("python", "npm", "go", "java")
+LANGUAGES = ("python", "npm", "go", "java", "rust")
 #: The most any language's store may take, from the kill, to serve again. Measured on two shared cores
 #: (docs/operations.md): Python 2.5 to 3.1 s, Go 2.6 to 3.4 s, Java 2.6 to 3.9 s (thirteen runs), npm 2.7 to
-#: 4.0 s (four runs); the bound leaves room for a loaded CI machine.
+#: 4.0 s (four runs), Rust 2.6 to 3.2 s (six runs); the bound leaves room for a loaded CI machine.
 RECOVERY_BOUND_S = 15.0
 #: Every store: the command timeout, and WAIT 1 with its own (shorter) timeout.
 TIMEOUT_MS = 500
 WAIT_TIMEOUT_MS = 100
-#: One jti per language every PACE_S (all four offered it at about the same moment).
+#: One jti per language every PACE_S (all of them offered it at about the same moment).
 PACE_S = 0.02
 #: The fleet runs this long before the kill, and this long after the last store served again.
 BEFORE_KILL_S = 2.0
@@ -160,6 +163,12 @@ def java_command() -> list[str]:
     return ["java", "-cp", path, str(JAVA_REDEEMER)]
 
 
+@pytest.fixture(scope="module")
+def rust_command() -> list[str]:
+    """Rust's redeemer, built with every feature into rust/target (as scripts/check-rust builds it)."""
+    return rust_redeemer_command()
+
+
 class Redeemer(Protocol):
     """One language's long-lived store: a key in, its answer out."""
 
@@ -169,7 +178,7 @@ class Redeemer(Protocol):
 
 
 class LineRedeemer:
-    """A line-protocol redeemer process (npm, Go, Java): ``KEY EXPIRES_AT`` in, one JSON answer out."""
+    """A line-protocol redeemer process (npm, Go, Java, Rust): ``KEY EXPIRES_AT`` in, one JSON answer out."""
 
     def __init__(self, command: list[str], log: Path) -> None:
         self.log = log
@@ -257,9 +266,10 @@ def redeemers(
     go_command: list[str],
     npm_command: list[str],
     java_command: list[str],
+    rust_command: list[str],
     tmp_path: Path,
 ) -> Iterator[dict[str, Redeemer]]:
-    """The four redeemers, each connected to the cluster with WAIT 1; all stopped after the test."""
+    """The five redeemers, each connected to the cluster with WAIT 1; all stopped after the test."""
     hosts = [f"127.0.0.1:{node.port}" for node in redis_cluster.nodes]
     urls = [f"redis://{host}" for host in hosts]
     timeouts = {"ms": f"{TIMEOUT_MS}ms", "wait_ms": f"{WAIT_TIMEOUT_MS}ms"}
@@ -270,6 +280,8 @@ def redeemers(
                "-wait", "1", "-wait-timeout", timeouts["wait_ms"]],
         # Lettuce learns the cluster from one seed; the test never kills nodes[0].
         "java": [*java_command, "--cluster", urls[0], "--timeout-ms", str(TIMEOUT_MS),
+                 "--wait", "1", "--wait-timeout-ms", str(WAIT_TIMEOUT_MS)],
+        "rust": [*rust_command, "--cluster", ",".join(urls), "--timeout-ms", str(TIMEOUT_MS),
                  "--wait", "1", "--wait-timeout-ms", str(WAIT_TIMEOUT_MS)],
     }  # fmt: skip
     started: dict[str, Redeemer] = {}

@@ -34,8 +34,8 @@ public final class Ed25519Key extends Key {
 
     /**
      * Which implementation signs and verifies every Ed25519 key of this process: {@code "BouncyCastle"} when
-     * {@code bcprov} (1.79 or later) is on the class path, {@code "JDK"} when it is not or when the system
-     * property {@code dev.mrtrstate.ed25519} is {@code jdk}. Chosen once, when the first Ed25519 key is loaded,
+     * {@code bcprov} is on the class path and passes an RFC 8032 self-test (1.87 is the version tested),
+     * {@code "JDK"} when it is not or when the system property {@code dev.mrtrstate.ed25519} is {@code jdk}. Chosen once, when the first Ed25519 key is loaded,
      * and logged then at level {@code FINE} on the logger {@code dev.mrtrstate.keys.ed25519}.
      *
      * @return {@code "BouncyCastle"} or {@code "JDK"}

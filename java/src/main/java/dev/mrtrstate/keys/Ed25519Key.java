@@ -1,68 +1,47 @@
 package dev.mrtrstate.keys;
 
 import dev.mrtrstate.token.Base64Url;
-import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
-import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
-import java.security.PrivateKey;
-import java.security.PublicKey;
-import java.security.Signature;
+import java.security.MessageDigest;
 import java.security.interfaces.EdECPrivateKey;
 import java.security.interfaces.EdECPublicKey;
 import java.security.spec.EdECPoint;
-import java.security.spec.EdECPrivateKeySpec;
-import java.security.spec.EdECPublicKeySpec;
-import java.security.spec.NamedParameterSpec;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * An Ed25519 key (profile, section 7.2) on the JDK's own EdDSA ({@code Signature "Ed25519"}, Java 15 and later).
- * The JDK does not check a public key's encoding or order, so {@link Ed25519Point} does that when the key is
- * loaded. A key without its private half only verifies (a verify-only replica).
+ * An Ed25519 key (profile, section 7.2). It signs and verifies with BouncyCastle's lightweight RFC 8032 code
+ * when {@code bcprov} is on the class path (an optional dependency, several times faster), and with the JDK's
+ * own EdDSA ({@code Signature "Ed25519"}, Java 15 and later) otherwise; {@link #implementation()} says which.
+ * Neither checks a public key's encoding or order, so {@link Ed25519Point} does that when the key is loaded,
+ * whichever computes. A key without its private half only verifies (a verify-only replica).
  */
 public final class Ed25519Key extends Key {
-    private static final byte[] PROBE = "mrtr-state: x is the public key of d".getBytes(StandardCharsets.US_ASCII);
-
     private final byte[] x;
-    private final PublicKey publicKey;
-    private final PrivateKey privateKey;
     private final byte[] d;
-    /**
-     * One initialized Signature per thread: the JDK's initSign derives the public key from d (a scalar
-     * multiplication) and initVerify decodes the point, so doing either per token would cost more than the
-     * signature itself. A Signature resets to its initialized state after each sign or verify.
-     */
-    private final ThreadLocal<Signature> signers;
-    private final ThreadLocal<Signature> verifiers;
+    private final Ed25519Engine.Verifier verifier;
+    private final Ed25519Engine.Signer signer;
 
-    private Ed25519Key(byte[] x, PublicKey publicKey, PrivateKey privateKey, byte[] d, String kid) {
+    private Ed25519Key(byte[] x, byte[] d, Ed25519Engine.Verifier verifier, Ed25519Engine.Signer signer, String kid) {
         super(kid != null ? kid : thumbprintOf("crv", "Ed25519", "kty", "OKP", "x", Base64Url.encode(x)));
         this.x = x;
-        this.publicKey = publicKey;
-        this.privateKey = privateKey;
         this.d = d;
-        this.signers = ThreadLocal.withInitial(() -> {
-            try {
-                Signature signer = Signature.getInstance("Ed25519");
-                signer.initSign(privateKey);
-                return signer;
-            } catch (GeneralSecurityException e) {
-                throw new IllegalStateException("cannot sign with an Ed25519 key", e);
-            }
-        });
-        this.verifiers = ThreadLocal.withInitial(() -> {
-            try {
-                Signature verifier = Signature.getInstance("Ed25519");
-                verifier.initVerify(publicKey);
-                return verifier;
-            } catch (GeneralSecurityException e) {
-                throw new IllegalStateException("cannot verify with an Ed25519 key", e);
-            }
-        });
+        this.verifier = verifier;
+        this.signer = signer;
+    }
+
+    /**
+     * Which implementation signs and verifies every Ed25519 key of this process: {@code "BouncyCastle"} when
+     * {@code bcprov} is on the class path and passes an RFC 8032 self-test (1.87 is the version tested),
+     * {@code "JDK"} when it is not or when the system property {@code dev.mrtrstate.ed25519} is {@code jdk}. Chosen once, when the first Ed25519 key is loaded,
+     * and logged then at level {@code FINE} on the logger {@code dev.mrtrstate.keys.ed25519}.
+     *
+     * @return {@code "BouncyCastle"} or {@code "JDK"}
+     */
+    public static String implementation() {
+        return Ed25519Engine.DEFAULT.name();
     }
 
     /**
@@ -76,6 +55,11 @@ public final class Ed25519Key extends Key {
     }
 
     static Ed25519Key of(byte[] x, byte[] d, String kid) {
+        return of(x, d, kid, Ed25519Engine.DEFAULT);
+    }
+
+    /** A key computed by {@code engine} (the tests compare the engines). */
+    static Ed25519Key of(byte[] x, byte[] d, String kid, Ed25519Engine engine) {
         if (x.length != 32) {
             throw new KeyringException("an Ed25519 JWK's 'x' must be 32 bytes");
         }
@@ -83,37 +67,17 @@ public final class Ed25519Key extends Key {
         if (problem != null) {
             throw new KeyringException(problem);
         }
-        PublicKey publicKey;
-        try {
-            publicKey = KeyFactory.getInstance("Ed25519").generatePublic(new EdECPublicKeySpec(
-                    NamedParameterSpec.ED25519, new EdECPoint(Ed25519Point.xOdd(x), Ed25519Point.y(x))));
-        } catch (GeneralSecurityException e) {
-            throw unusable("an Ed25519 JWK's 'x' is not a valid public key", e);
-        }
-        PrivateKey privateKey = null;
+        Ed25519Engine.Verifier verifier = engine.verifier(x);
+        Ed25519Engine.Signer signer = null;
         if (d != null) {
             if (d.length != 32) {
                 throw new KeyringException("an Ed25519 JWK's 'd' must be 32 bytes");
             }
-            try {
-                privateKey = KeyFactory.getInstance("Ed25519")
-                        .generatePrivate(new EdECPrivateKeySpec(NamedParameterSpec.ED25519, d));
-                // The JDK signs with the public key it derives from d: the signature verifies under x only when
-                // x is that public key.
-                Signature signer = Signature.getInstance("Ed25519");
-                signer.initSign(privateKey);
-                signer.update(PROBE);
-                Signature verifier = Signature.getInstance("Ed25519");
-                verifier.initVerify(publicKey);
-                verifier.update(PROBE);
-                if (!verifier.verify(signer.sign())) {
-                    throw new KeyringException("an Ed25519 JWK's 'x' is not the public key of its 'd'");
-                }
-            } catch (GeneralSecurityException e) {
-                throw unusable("an Ed25519 JWK's 'd' is not a valid private key", e);
-            }
+            // Signing uses the public key derived from d (the JDK) or given as x (BouncyCastle): either way x
+            // must be that public key, and a key whose x is not is refused here.
+            signer = engine.signer(d, x, verifier);
         }
-        return new Ed25519Key(x.clone(), publicKey, privateKey, d == null ? null : d.clone(), kid);
+        return new Ed25519Key(x.clone(), d == null ? null : d.clone(), verifier, signer, kid);
     }
 
     static Ed25519Key generate() {
@@ -147,7 +111,7 @@ public final class Ed25519Key extends Key {
 
     @Override
     public boolean canSeal() {
-        return privateKey != null;
+        return signer != null;
     }
 
     @Override
@@ -157,12 +121,12 @@ public final class Ed25519Key extends Key {
 
     /** {@return whether the key holds its private half} */
     public boolean isPrivate() {
-        return privateKey != null;
+        return signer != null;
     }
 
     /** {@return this key without its private half: a verify-only key} */
     public Ed25519Key publicOnly() {
-        return new Ed25519Key(x, publicKey, null, null, kid());
+        return new Ed25519Key(x, null, verifier, null, kid());
     }
 
     @Override
@@ -194,17 +158,10 @@ public final class Ed25519Key extends Key {
      * @throws KeyringException for a public key, which cannot sign
      */
     public byte[] sign(byte[] message) {
-        if (privateKey == null) {
+        if (signer == null) {
             throw new KeyringException("key " + kid() + " is an Ed25519 public key and cannot sign");
         }
-        Signature signer = signers.get();
-        try {
-            signer.update(message);
-            return signer.sign();
-        } catch (GeneralSecurityException e) {
-            signers.remove();
-            throw new IllegalStateException("cannot sign with an Ed25519 key", e);
-        }
+        return signer.sign(message);
     }
 
     /**
@@ -215,16 +172,6 @@ public final class Ed25519Key extends Key {
      * @return true when it verifies
      */
     public boolean verify(byte[] message, byte[] signature) {
-        if (signature.length != 64) {
-            return false;
-        }
-        Signature verifier = verifiers.get();
-        try {
-            verifier.update(message);
-            return verifier.verify(signature);
-        } catch (GeneralSecurityException e) {
-            verifiers.remove(); // start the next verification from a fresh object
-            return false; // the JDK throws for an S of L or more: it does not verify
-        }
+        return signature.length == 64 && verifier.verify(message, signature);
     }
 }

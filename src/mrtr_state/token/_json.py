@@ -99,10 +99,15 @@ _NUMBER_SHAPES: Final = bytes(
     0x30 if 0x30 <= b <= 0x39 or b == 0x2B else 0x65 if b in (0x45, 0x65) else 0x20 for b in range(256)
 )
 # _NUMBER_SHAPES that keeps the quote and the colon, for the quick member count of
-# loads in the same pass (white space is deleted in it).
+# loads in the same pass (white space is deleted in it), and makes both opening
+# brackets "[", for its quick depth bound.
 _SHAPES_AND_MEMBERS: Final = bytes(
-    b if b in (0x22, 0x3A) else s for b, s in zip(range(256), _NUMBER_SHAPES, strict=True)
+    b if b in (0x22, 0x3A) else 0x5B if b in (0x5B, 0x7B) else s
+    for b, s in zip(range(256), _NUMBER_SHAPES, strict=True)
 )
+# Up to this many bytes a count of the opening brackets (strings' ones too: an
+# upper bound of the depth) costs fewer instructions than the levels of _within_depth.
+_BRACKET_COUNT_UP_TO: Final = 1024
 # An integer beyond 2**53 - 1 has 16 digits or more; a number beyond a double has
 # 16 digits or more or an exponent of three digits or more ("e+" reads as "e0").
 _LONG_DIGIT_RUN: Final = b"0" * 16
@@ -128,7 +133,8 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     text's members are the colons outside its strings (:func:`_structure` finds
     them in one C-speed pass). One ``bytes.translate`` gives both that count and
     the shapes of the numbers: number hooks run only for a text that may hold an
-    out-of-range number. The nesting is measured on the value read, level by
+    out-of-range number. The nesting is bounded by the count of opening
+    brackets in a short text, and otherwise measured on the value read, level by
     level (:func:`_within_depth`; on an interpreter where that cannot be relied on,
     on the text before it is read). A text that may hold an escaped surrogate, or
     that the fast reader refuses or cannot vouch for, is decided by the exact
@@ -157,7 +163,11 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     # The quick count: never fewer than the text's members, so equal means no repeat.
     if members != shapes.count(b'":') and members != _structure(raw).count(b":"):
         return loads_exact(raw, max_depth=max_depth)
-    if _CENSUS and not _within_depth(value, max_depth):
+    if (
+        _CENSUS
+        and not (len(shapes) <= _BRACKET_COUNT_UP_TO and shapes.count(b"[") <= max_depth)
+        and not _within_depth(value, max_depth)
+    ):
         return loads_exact(raw, max_depth=max_depth)
     return value
 

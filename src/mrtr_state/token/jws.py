@@ -239,10 +239,13 @@ def verify_known(token: object, max_bytes: int, known: dict[str, Key]) -> dict[s
     if second < 0 or token.find(".", second + 1) >= 0 or "+" in token or "/" in token or "=" in token:
         return None
     payload, signature = token[first + 1 : second], token[second + 1 :]
-    if not (payload and signature and _b64.is_canonical(payload) and _b64.is_canonical(signature)):
+    if not (payload and signature):
         return None
+    # The alphabet first (strict decoding): is_canonical looks only at alphabet characters.
     body = _b64.decode_strict(payload)
     if body is None or _b64.decode_strict(signature) is None:
+        return None
+    if not (_b64.is_canonical(payload) and _b64.is_canonical(signature)):
         return None
     verify_signature(key, token[:second].encode("ascii"), signature)
     return read_object(body, "payload")

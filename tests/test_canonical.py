@@ -7,8 +7,11 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mrtr_state import arguments_digest, canonicalize
+from mrtr_state.binding.canonical import _canonical, _flat
 
 
 @pytest.mark.parametrize(
@@ -90,3 +93,24 @@ def test_the_digest_is_unpadded_base64url_sha256_of_the_canonical_form() -> None
 def test_the_digest_needs_a_json_object() -> None:
     with pytest.raises(TypeError, match="JSON object"):
         arguments_digest([1, 2])  # type: ignore[arg-type]
+
+
+FLAT_VALUES = st.one_of(
+    st.text(max_size=5),
+    st.booleans(),
+    st.none(),
+    st.integers(-(2**53) - 2, 2**53 + 2),
+    st.sampled_from([1.0, 0.5, "\ud800", [], {}]),
+)
+FLAT_KEYS = st.text(max_size=4) | st.sampled_from(["é", "\U0001f600", "\uffff", "a\ud800"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(FLAT_KEYS, FLAT_VALUES, max_size=6))
+def test_the_flat_writer_writes_what_the_canonical_writer_writes(arguments: dict[str, object]) -> None:
+    flat = _flat(arguments)
+    try:
+        canonical: bytes | None = _canonical(arguments, bind=True)
+    except (TypeError, ValueError):
+        canonical = None
+    assert flat is None or flat == canonical

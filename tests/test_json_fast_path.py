@@ -328,3 +328,92 @@ def test_check_state_decides_every_value_as_the_plain_walk(value: Any) -> None:
 def test_check_state_draws_the_depth_line_where_the_plain_walk_does(levels: int) -> None:
     value = nested(levels)
     assert check_verdict(_json.check_state, value) == check_verdict(reference_check, value)
+
+
+# ----------------------------------------------------------------------------- encode_state
+
+
+def write_verdict(value: Any) -> tuple[str, str]:
+    """What check_state then dumps make of ``value``: the JSON, the check's refusal, or "unwritable"."""
+    try:
+        _json.check_state(value)
+    except (TypeError, ValueError) as exc:
+        return (type(exc).__name__, str(exc))
+    try:
+        return ("json", _json.dumps(value).decode("utf-8"))
+    except (TypeError, ValueError):
+        return ("unwritable", "")
+
+
+def encode_verdict(value: Any) -> tuple[str, str]:
+    try:
+        written = _json.encode_state(value)
+    except (TypeError, ValueError) as exc:
+        return (type(exc).__name__, str(exc))
+    return ("unwritable", "") if written is None else ("json", written.decode("utf-8"))
+
+
+def big(value: Any) -> Any:
+    """``value`` inside a state long enough for the census (and the digit scan) to decide it."""
+    return {"pad": "p" * 600, "rows": [{"id": i, "v": value} for i in range(3)], "v": value}
+
+
+@settings(max_examples=500, deadline=None)
+@given(STATES)
+def test_encode_state_decides_every_value_as_the_check_then_the_writing(value: Any) -> None:
+    assert encode_verdict(value) == write_verdict(value)
+    assert encode_verdict(big(value)) == write_verdict(big(value))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {1: "a", "1": "b"},
+        {True: 1},
+        {None: 1},
+        {1.5: 1},
+        {Name("k"): 1},
+        (1, 2),
+        [(1,)],
+        {"a": Colour.RED},
+        {"a": Ratio(0.5)},
+        {"a": Name("n")},
+        Record(a=1),
+        [Record(a=1)],
+        {"a": SAFE + 1},
+        {"a": -SAFE - 1},
+        {"a": SAFE, "b": -SAFE},
+        {"a": "9" * 20},
+        {"a": math.nan},
+        {"a": "\ud800"},
+        {"a": b"x"},
+        {"a": {1, 2}},
+    ],
+    ids=repr,
+)
+def test_encode_state_refuses_what_json_would_write_silently(value: Any) -> None:
+    assert encode_verdict(value) == write_verdict(value)
+    assert encode_verdict(big(value)) == write_verdict(big(value))
+
+
+@pytest.mark.parametrize("levels", [30, 31, 32, 33, 40])
+def test_encode_state_draws_the_depth_line_where_the_check_does(levels: int) -> None:
+    for value in (nested(levels), big(nested(levels))):
+        assert encode_verdict(value) == write_verdict(value)
+
+
+def test_encode_state_refuses_a_cycle_as_the_check_does() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    twice: list[Any] = []
+    twice.extend([twice, twice])
+    for value in (loop, twice, big(loop)):
+        assert encode_verdict(value) == write_verdict(value)
+
+
+def test_a_dict_that_once_held_another_key_is_still_accepted() -> None:
+    # Its keys are all strings, but CPython lists them as referents: the plain walk decides.
+    value = big(1)
+    value[1] = 2
+    del value[1]
+    assert encode_verdict(value) == write_verdict(value) == ("json", _json.dumps(value).decode())

@@ -143,3 +143,20 @@ def test_open_with_a_bad_request_description_is_a_programming_error(sealer: Stat
         sealer.open(token, user="", tool="deploy")
     with pytest.raises(ValueError, match="needs a StateSealer made with a replay_store"):
         sealer.open(token, **REQUEST, consume=True)
+
+
+@pytest.mark.parametrize("tail", [":", " ", "\u00e9", "=", "+", "/", "*", "A", "AA", ".A"])
+def test_the_common_token_path_refuses_as_the_full_path_does(tail: str) -> None:
+    # jws.verify_known (what open tries first) leaves every damaged token to jws.verify.
+    from mrtr_state import Key
+    from mrtr_state.token import jws
+
+    sealer = StateSealer(Keyring([Key.generate("HS256")]), issuer=ISSUER)
+    changed = sealer.seal({"a": 1}, user="alice", tool="deploy") + tail
+    ring = sealer.ring
+    assert isinstance(ring, Keyring)
+    with pytest.raises(InvalidRequestState) as full:
+        jws.verify(changed, sealer.max_token_bytes, jws.known_headers(ring), ring)
+    with pytest.raises(InvalidRequestState) as opened:
+        sealer.open(changed, user="alice", tool="deploy")
+    assert (opened.value.reason, opened.value.detail) == (full.value.reason, full.value.detail)

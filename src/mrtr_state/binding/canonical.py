@@ -85,10 +85,38 @@ def arguments_digest(arguments: Mapping[str, Any]) -> str:
             (``2**60``, ``1e23``), a non-finite number, a lone surrogate, or
             nesting deeper than 256 levels. Pass large ids as strings.
     """
+    flat = _flat(arguments) if type(arguments) is dict else None
+    if flat is not None:
+        return _b64.encode(hashlib.sha256(flat).digest())
     if not isinstance(arguments, Mapping):
         # Profile 3.4 and 8.2: arguments present but not an object (null too) are unbindable.
         raise TypeError(f"arguments must be a JSON object, not {_json_kind(arguments)}")
     return _b64.encode(hashlib.sha256(_canonical(arguments, bind=True)).digest())
+
+
+def _flat(arguments: dict[Any, Any]) -> bytes | None:
+    """The JCS of a flat object written by the C encoder, or ``None``: :func:`_canonical` writes it.
+
+    A dict whose keys are ASCII strings (their code points order them as their
+    UTF-16 code units do) and whose values are strings, booleans, null or
+    integers within the safe range (printed plainly by ECMAScript) is written
+    by the C encoder with sorted keys exactly as :func:`_encode` writes it,
+    with no Python code per member but the type check. Anything else (a float,
+    a container, a key or string that is not ASCII-safe) is left to :func:`_canonical`.
+    """
+    try:
+        if _FLAT is None or not "".join(arguments).isascii():
+            return None
+    except TypeError:  # a key that is not a string
+        return None
+    for value in arguments.values():
+        kind = type(value)
+        if not (kind is str or kind is bool or value is None or (kind is int and -_SAFE < value < _SAFE)):
+            return None
+    try:
+        return "".join(_FLAT(arguments, 0)).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: _canonical refuses it with its message
+        return None
 
 
 def _json_kind(value: object) -> str:
@@ -109,6 +137,19 @@ def _json_kind(value: object) -> str:
 # The C string escaper behind json.dumps(ensure_ascii=False): JCS escapes exactly
 # the same characters (quote, backslash, U+0000 to U+001F, with the short forms).
 _string: Final[Callable[[str], str]] = encoder.c_encode_basestring or encoder.py_encode_basestring  # type: ignore[attr-defined]
+
+
+# The C encoder behind json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+# made once: _flat's writer (None without the C accelerator).
+def _refuse(value: object) -> str:
+    raise TypeError(f"a {type(value).__name__} is not JSON")
+
+
+_FLAT: Final[Callable[[Any, int], list[str]] | None] = (
+    None
+    if encoder.c_make_encoder is None  # type: ignore[attr-defined]
+    else encoder.c_make_encoder(None, _refuse, _string, None, ":", ",", True, False, False)  # type: ignore[attr-defined]
+)
 
 # JCS nests as deep as the value does; this bound only keeps a hostile value from
 # exhausting the interpreter's stack with a RecursionError.

@@ -10,12 +10,14 @@ Writing: compact UTF-8, and only values that every language reads back exactly
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import re
+import sys
 import threading
 from collections.abc import Callable, Sequence
-from itertools import accumulate, count
+from itertools import accumulate, compress, count
 from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from operator import sub
 from typing import Any, Final, NoReturn
@@ -96,6 +98,16 @@ _WHITESPACE_BYTES: Final = _WHITESPACE.encode("ascii")
 _NUMBER_SHAPES: Final = bytes(
     0x30 if 0x30 <= b <= 0x39 or b == 0x2B else 0x65 if b in (0x45, 0x65) else 0x20 for b in range(256)
 )
+# _NUMBER_SHAPES that keeps the quote and the colon, for the quick member count of
+# loads in the same pass (white space is deleted in it), and makes both opening
+# brackets "[", for its quick depth bound.
+_SHAPES_AND_MEMBERS: Final = bytes(
+    b if b in (0x22, 0x3A) else 0x5B if b in (0x5B, 0x7B) else s
+    for b, s in zip(range(256), _NUMBER_SHAPES, strict=True)
+)
+# Up to this many bytes a count of the opening brackets (strings' ones too: an
+# upper bound of the depth) costs fewer instructions than the levels of _within_depth.
+_BRACKET_COUNT_UP_TO: Final = 1024
 # An integer beyond 2**53 - 1 has 16 digits or more; a number beyond a double has
 # 16 digits or more or an exponent of three digits or more ("e+" reads as "e0").
 _LONG_DIGIT_RUN: Final = b"0" * 16
@@ -114,29 +126,30 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     value with no Python code per member or per number, and a Python hook per
     object only adds up the members the dicts kept. Duplicate members are found
     by counting: a duplicate leaves its dict one member short of the text.
-    The quick count comes first (unless the nesting check has already found the
-    structure): with its white space deleted, a text holds a
+    The quick count comes first: with its white space deleted, a text holds a
     ``":`` for each member (its name's closing quote then touches its colon) and
     for each string that holds one, so when the dicts keep that many members, the
     text repeats no name. Only when the counts differ is the exact count taken: a
     text's members are the colons outside its strings (:func:`_structure` finds
-    them in one C-speed pass, shared with the nesting check).
-    Number hooks run only for a text that may hold an out-of-range number, and a
-    text that may hold an escaped surrogate, or that the fast reader refuses, is
-    decided by the exact reader (:func:`loads_exact`): a refusal is always the
-    exact reader's, with its message.
+    them in one C-speed pass). One ``bytes.translate`` gives both that count and
+    the shapes of the numbers: number hooks run only for a text that may hold an
+    out-of-range number. The nesting is bounded by the count of opening
+    brackets in a short text, and otherwise measured on the value read, level by
+    level (:func:`_within_depth`; on an interpreter where that cannot be relied on,
+    on the text before it is read). A text that may hold an escaped surrogate, or
+    that the fast reader refuses or cannot vouch for, is decided by the exact
+    reader (:func:`loads_exact`): a refusal is always the exact reader's, with its message.
     """
-    objects = raw.count(b"{")
-    structure = None
-    # Else the text cannot nest deeper than the limit (a "[" is counted only if needed).
-    if objects > max_depth or objects + raw.count(b"[") > max_depth:
-        structure = _structure(raw)
-        if _nests_deeper(structure.translate(None, b":"), max_depth):
+    if not _CENSUS:
+        objects = raw.count(b"{")
+        if (objects > max_depth or objects + raw.count(b"[") > max_depth) and _nests_deeper(
+            _structure(raw).translate(None, b":"), max_depth
+        ):
             raise ValueError(f"JSON nested deeper than {max_depth} levels")
-    shapes = raw.translate(_NUMBER_SHAPES)
+    shapes = raw.translate(_SHAPES_AND_MEMBERS, _WHITESPACE_BYTES)
     numbers = _LONG_DIGIT_RUN in shapes or _LONG_EXPONENT in shapes
-    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
-        return _decode_exact(raw)
+    if b"\\" in raw and b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
+        return loads_exact(raw, max_depth=max_depth)
     reader = _READERS.__dict__.pop("reader", None) or _Reader()
     try:
         value = reader.read(raw, numbers)
@@ -145,16 +158,35 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     finally:
         _READERS.__dict__["reader"] = reader
     if value is _NOT_READ:
-        return _decode_exact(raw)
+        return loads_exact(raw, max_depth=max_depth)
     members = reader.members
-    if structure is None:
-        # The quick count: never fewer than the text's members, so equal means no repeat.
-        if members == raw.translate(None, _WHITESPACE_BYTES).count(b'":'):
-            return value
-        structure = _structure(raw)
-    if members != structure.count(b":"):
-        return _decode_exact(raw)
+    # The quick count: never fewer than the text's members, so equal means no repeat.
+    if members != shapes.count(b'":') and members != _structure(raw).count(b":"):
+        return loads_exact(raw, max_depth=max_depth)
+    if (
+        _CENSUS
+        and not (len(shapes) <= _BRACKET_COUNT_UP_TO and shapes.count(b"[") <= max_depth)
+        and not _within_depth(value, max_depth)
+    ):
+        return loads_exact(raw, max_depth=max_depth)
     return value
+
+
+def _within_depth(value: Any, limit: int) -> bool:
+    """Whether ``value``, as the C scanner builds it, nests ``limit`` levels at most.
+
+    Level by level with ``gc.get_referents`` (a C pass per level, no Python code
+    per member): the members of a level's containers are the next level, and a
+    string, number, boolean or null has none. A level that comes out empty
+    within ``limit`` steps proves the depth; ``False`` (a value nesting exactly
+    ``limit`` levels, or deeper) leaves the verdict to the exact reader.
+    """
+    level = [value]
+    for _ in range(limit):
+        level = _REFERENTS(*level)
+        if not level:
+            return True
+    return False
 
 
 def loads_exact(raw: bytes, *, max_depth: int) -> Any:
@@ -361,6 +393,116 @@ def _check(value: Any, depth: int) -> None:
             f"the state holds a {kind.__name__}, which is not JSON-serialisable; "
             "use dict, list, str, int, float, bool and None only"
         )
+
+
+#: The exact types of the values a state may hold without a closer look, and of its containers.
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS: Final = frozenset({dict, list})
+_JSON_TYPES: Final = _SCALARS | _CONTAINERS
+# Below this many bytes of JSON the plain walk costs fewer instructions than the census.
+_CENSUS_FROM: Final = 512
+
+
+def _referents_are_members() -> bool:
+    """Whether ``gc.get_referents`` lists what :func:`_census` relies on, on this interpreter.
+
+    CPython's dict visits only the values of a dict whose keys are all exact
+    ``str`` (and its keys too otherwise), a list its items (in either order);
+    scalars have no referents. Any other behaviour turns the census off: :func:`check_state` decides.
+    """
+    if sys.implementation.name != "cpython":
+        return False
+    probe = [1]
+    try:
+        return (
+            gc.get_referents({"a": probe, "b": 2}) in ([probe, 2], [2, probe])
+            and len(gc.get_referents({1: probe})) == 2
+            and len(gc.get_referents({True: probe, 1.5: 2, None: 3})) == 6
+            and len(gc.get_referents({"a": 1, _Probe("b"): 2})) == 4
+            and len(gc.get_referents([probe, "x"])) == 2
+            and gc.get_referents("x", 1, 1.5, None, True) == []
+        )
+    except Exception:  # any surprise means: no census
+        return False
+
+
+class _Probe(str):
+    """A ``str`` subclass, for :func:`_referents_are_members`."""
+
+    __slots__ = ()
+
+
+_CENSUS: Final = _referents_are_members()
+_REFERENTS: Final = gc.get_referents
+_IS_CONTAINER: Final = _CONTAINERS.__contains__
+
+
+def _census(state: dict[Any, Any] | list[Any]) -> bool:
+    """Whether ``state`` (an exact dict or list the C encoder wrote) passes :func:`check_state`, by C passes.
+
+    Level by level: the members of the containers of one level (``gc.get_referents``,
+    values only for a dict whose keys are all exact strings), their count against
+    the containers' lengths (a dict with any other key lists its keys too), the
+    set of their exact types, and the containers among them for the next level.
+    No Python code runs per member. ``True`` only when every key is an exact
+    ``str``, every value of an exact JSON type and the nesting within
+    :data:`MAX_STATE_DEPTH`; numbers are the caller's (finite: the encoder;
+    integers: the written text). ``False`` means "not vouched for": the plain walk decides.
+    """
+    level: list[Any] = [state]
+    for _ in range(MAX_STATE_DEPTH):
+        members = _REFERENTS(*level)
+        if len(members) != sum(map(len, level)):
+            return False
+        kinds = set(map(type, members))
+        if kinds <= _SCALARS:
+            return True
+        if not kinds <= _JSON_TYPES:
+            return False
+        level = list(compress(members, map(_IS_CONTAINER, map(type, members))))
+    return False
+
+
+# For bytes.translate: every digit becomes "0", every other byte a space (see _NUMBER_SHAPES).
+_DIGITS: Final = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+
+
+def encode_state(state: Any) -> bytes | None:
+    """:func:`check_state`, then :func:`dumps`: the state's JSON, in fewer instructions.
+
+    Raises as :func:`check_state` does, with the same exception and message, for
+    every state it refuses. Returns the compact UTF-8 JSON of a state it accepts,
+    or ``None`` when the state passes the check but cannot be written (a lone
+    surrogate, a structure deeper than Python's recursion limit allows): then
+    :func:`dumps` of it raises the writing's error, where the caller writes it.
+
+    The C encoder writes the state first; it refuses what is not JSON and
+    non-finite numbers. What it writes silently is looked for apart: an integer
+    beyond the safe range has 16 digits or more in the text; a tuple, a key that
+    is not an exact ``str``, a subclass, or nesting beyond the limit is found by
+    :func:`_census`. Whenever either cannot vouch for the state, or the encoder
+    refuses it, :func:`check_state` decides: so every refusal is its refusal.
+    """
+    kind = type(state)
+    try:
+        text = _ENCODER.encode(state) if _C_ENCODE is None else "".join(_C_ENCODE(state, 0))
+    except Exception:  # the check's refusal, or the writing's error where dumps raises it
+        check_state(state)
+        return None
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        check_state(state)
+        return None
+    if not (
+        _CENSUS
+        and len(raw) >= _CENSUS_FROM
+        and (kind is dict or kind is list)
+        and _LONG_DIGIT_RUN not in raw.translate(_DIGITS)
+        and _census(state)
+    ):
+        check_state(state)
+    return raw
 
 
 def dumps(value: Any) -> bytes:

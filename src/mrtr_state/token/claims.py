@@ -83,8 +83,8 @@ class EncodedState:
     json: bytes
 
     def __init__(self, state: Any) -> None:
-        _json.check_state(state)
-        object.__setattr__(self, "json", _json.dumps(state))
+        written = _json.encode_state(state)
+        object.__setattr__(self, "json", _json.dumps(state) if written is None else written)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("EncodedState objects are immutable")
@@ -103,6 +103,7 @@ def encode(
     jti: str,
     state: Any,
     args_sha256: str | None,
+    state_json: bytes | None = None,
 ) -> bytes:
     """The claims JSON a minter emits: the bytes of ``dumps(build(...))``, the state written once.
 
@@ -110,8 +111,10 @@ def encode(
     written here with the other claims in one pass of the encoder, or an
     :class:`EncodedState`, whose JSON is put in place of the closing brace of
     the other claims' compact JSON (``state`` is the last member, :func:`build`).
+    ``state_json``, when given, is the state's JSON already written by
+    :func:`~mrtr_state.token._json.encode_state`, put in place the same way.
     """
-    encoded = isinstance(state, EncodedState)
+    encoded = state_json is not None or isinstance(state, EncodedState)
     claims = build(
         issuer=issuer,
         user=user,
@@ -125,7 +128,8 @@ def encode(
     if not encoded:
         return _json.dumps(claims)
     del claims["state"]
-    return b"".join((_json.dumps(claims)[:-1], b',"state":', state.json, b"}"))
+    written = state.json if state_json is None else state_json
+    return b"".join((_json.dumps(claims)[:-1], b',"state":', written, b"}"))
 
 
 def is_numeric_date(value: object) -> TypeGuard[int]:

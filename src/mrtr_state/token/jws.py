@@ -45,6 +45,7 @@ __all__ = [
     "size",
     "split",
     "verify",
+    "verify_known",
     "verify_signature",
 ]
 
@@ -212,6 +213,42 @@ def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) 
         key = key_for_header(decode_header(header), ring)
     verify_signature(key, data[: len(header) + 1 + len(payload)], signature)
     return decode_payload(payload)
+
+
+def verify_known(token: object, max_bytes: int, known: dict[str, Key]) -> dict[str, Any] | None:
+    """Steps 1 to 11 for the common token, in fewer passes; ``None``: :func:`verify` decides.
+
+    The common token is ASCII, under the cap, and has three segments of which
+    the first is a header in ``known`` (:func:`verify` first, in
+    :meth:`~mrtr_state.StateSealer.open`). Its dots are found with ``str.find`` (a
+    memchr), the alphabet of the other two segments is checked by binascii's
+    strict decoding of them (:func:`~mrtr_state.token._b64.decode_strict`, after
+    three memchr passes for the ``+``, ``/`` and ``=`` it would take), where
+    :func:`verify` deletes every alphabet byte of the whole token and splits it.
+    Steps 1 to 9 hold then exactly as :func:`verify` checks them; a token that
+    fails any of them returns ``None``, so that those refusals are :func:`verify`'s
+    own. Steps 10 and 11 are :func:`verify`'s own code: the same refusals.
+    """
+    if type(token) is not str or len(token) > max_bytes or not token.isascii():
+        return None
+    first = token.find(".")
+    key = known.get(token[:first]) if first > 0 else None
+    if key is None:
+        return None
+    second = token.find(".", first + 1)
+    if second < 0 or token.find(".", second + 1) >= 0 or "+" in token or "/" in token or "=" in token:
+        return None
+    payload, signature = token[first + 1 : second], token[second + 1 :]
+    if not (payload and signature):
+        return None
+    # The alphabet first (strict decoding): is_canonical looks only at alphabet characters.
+    body = _b64.decode_strict(payload)
+    if body is None or _b64.decode_strict(signature) is None:
+        return None
+    if not (_b64.is_canonical(payload) and _b64.is_canonical(signature)):
+        return None
+    verify_signature(key, token[:second].encode("ascii"), signature)
+    return read_object(body, "payload")
 
 
 def decode_unverified(token: object, *, max_bytes: int = 1 << 20) -> tuple[dict[str, Any], dict[str, Any]]:

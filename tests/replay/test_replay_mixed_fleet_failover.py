@@ -35,10 +35,8 @@ run about 11 s); a missing tool skips, or fails under CI=true.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import selectors
 import shutil
 import subprocess
 import threading
@@ -53,6 +51,7 @@ import pytest
 
 from tests.ci import missing_tool
 from tests.interop.harness import ROOT
+from tests.replay.line_redeemer import LineRedeemer
 from tests.replay.redis_harness import RedisClusterDeployment, RedisServer, require_redis_client
 from tests.replay.rust_redeemer import rust_redeemer_command
 
@@ -87,8 +86,7 @@ PROBE_EVERY_S = 0.2
 AFTERWARDS = 5
 #: The jtis made for the run (it ends long before they run out).
 JTIS = 2000
-#: How long a redeemer may take to give one answer, to start and connect (a cold JVM on a busy machine).
-ANSWER_TIMEOUT_S = 30.0
+#: How long a redeemer may take to start and connect (a cold JVM on a busy machine).
 START_TIMEOUT_S = 90.0
 BUILD_TIMEOUT_S = 900
 
@@ -175,48 +173,6 @@ class Redeemer(Protocol):
     def redeem(self, key: str) -> Answer: ...
 
     def close(self) -> None: ...
-
-
-class LineRedeemer:
-    """A line-protocol redeemer process (npm, Go, Java, Rust): ``KEY EXPIRES_AT`` in, one JSON answer out."""
-
-    def __init__(self, command: list[str], log: Path) -> None:
-        self.log = log
-        with log.open("wb") as stderr:
-            self.process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True
-            )
-        self.selector = selectors.DefaultSelector()
-        assert self.process.stdout is not None
-        self.selector.register(self.process.stdout, selectors.EVENT_READ)
-
-    def redeem(self, key: str, *, timeout: float = ANSWER_TIMEOUT_S) -> Answer:
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        self.process.stdin.write(f"{key} {int(time.time()) + 600}\n")
-        self.process.stdin.flush()
-        if not self.selector.select(timeout=timeout):
-            raise AssertionError(f"no answer within {timeout} s; its log:\n{self.tail()}")
-        line = self.process.stdout.readline()
-        if not line:
-            raise AssertionError(f"the redeemer ended ({self.process.poll()}); its log:\n{self.tail()}")
-        answer: Answer = json.loads(line)
-        return answer
-
-    def tail(self) -> str:
-        return self.log.read_text(errors="replace")[-3000:]
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.selector.close()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
 
 
 class PythonRedeemer:

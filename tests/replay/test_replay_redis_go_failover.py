@@ -14,18 +14,16 @@ time and show nothing). The test takes about 10 to 20 s (the cluster's start and
 
 from __future__ import annotations
 
-import json
-import selectors
 import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.ci import missing_tool
 from tests.interop.harness import ROOT
+from tests.replay.line_redeemer import LineRedeemer
 from tests.replay.redis_harness import RedisClusterDeployment, require_redis_client
 
 require_redis_client()
@@ -60,40 +58,6 @@ def go_redeem_lines(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return binary
 
 
-class Redeemer:
-    """One ``redeemlines`` process: a key in, an answer out, each answer awaited at most 30 s."""
-
-    def __init__(self, binary: Path, *where: str) -> None:
-        self.process = subprocess.Popen(
-            [str(binary), *where], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        self.selector = selectors.DefaultSelector()
-        assert self.process.stdout is not None
-        self.selector.register(self.process.stdout, selectors.EVENT_READ)
-
-    def redeem(self, key: str) -> dict[str, Any]:
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        self.process.stdin.write(f"{key} {int(time.time()) + 60}\n")
-        self.process.stdin.flush()
-        if not self.selector.select(timeout=30):
-            raise AssertionError("the Go store gave no answer within 30 s")
-        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
-        return answer
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.selector.close()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-
-
 def slot_owners(cluster: RedisClusterDeployment) -> dict[int, int]:
     """The port of the primary that owns each slot, as the cluster says now."""
     owners: dict[int, int] = {}
@@ -104,7 +68,7 @@ def slot_owners(cluster: RedisClusterDeployment) -> dict[int, int]:
 
 
 def test_the_go_cluster_store_serves_again_after_a_primary_is_killed(
-    go_redeem_lines: Path, redis_cluster: RedisClusterDeployment
+    go_redeem_lines: Path, redis_cluster: RedisClusterDeployment, tmp_path: Path
 ) -> None:
     nodes = ",".join(f"127.0.0.1:{node.port}" for node in redis_cluster.nodes)
     with RedisReplayStore.from_cluster(redis_cluster.url) as python_store:
@@ -116,7 +80,9 @@ def test_the_go_cluster_store_serves_again_after_a_primary_is_killed(
         keys = [replay_key(ISSUER, f"go-failover-{i:06d}") for i in range(1200)]
         victim_port = owner(keys[0])
         on_victim = [key for key in keys if owner(key) == victim_port]
-        redeemer = Redeemer(go_redeem_lines, "-cluster", nodes, "-timeout", "300ms")
+        redeemer = LineRedeemer(
+            [str(go_redeem_lines), "-cluster", nodes, "-timeout", "300ms"], tmp_path / "go.log"
+        )
         try:
             assert redeemer.redeem(on_victim[0]) == {"first": True}
             victim = next(node for node in redis_cluster.nodes if node.port == victim_port)

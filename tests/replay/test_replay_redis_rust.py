@@ -17,8 +17,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from tests.replay.line_redeemer import LineRedeemer
 from tests.replay.redis_harness import SERVICE, SentinelDeployment, require_redis_client
-from tests.replay.rust_redeemer import RustRedeemer, rust_redeemer_command
+from tests.replay.rust_redeemer import rust_redeemer_command
 
 require_redis_client()
 
@@ -36,7 +37,7 @@ def test_the_rust_sentinel_store_shares_redemptions_and_follows_a_failover(
     redis_sentinel: SentinelDeployment, tmp_path: Path
 ) -> None:
     sentinels = ",".join(f"redis://{host}:{port}" for host, port in redis_sentinel.sentinel_addresses)
-    rust = RustRedeemer(
+    rust = LineRedeemer(
         [*rust_redeemer_command(), "--sentinel", sentinels, "--master", SERVICE,
          "--timeout-ms", "1000", "--wait", "1", "--wait-timeout-ms", "200"],
         tmp_path / "rust.log",

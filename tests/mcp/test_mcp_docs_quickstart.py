@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +28,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, InputRequiredResult
 from server.launch import stop
+from tests.ports import free_port, wait_for_port
 
 from conftest import REPO, YES, one_byte_changed
 from mrtr_state import Keyring, decode_unverified
@@ -85,12 +84,6 @@ def test_the_stdio_quick_start_binds_its_fixed_principal_and_refuses_a_changed_s
     assert reason(again) == "replayed"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(params=["EdDSA", "A256GCM"])
 def http_server(request: pytest.FixtureRequest) -> Iterator[str]:
     """The HTTP quick start on a free loopback port, signing (EdDSA) or encrypting (A256GCM) its states."""
@@ -111,17 +104,13 @@ def http_server(request: pytest.FixtureRequest) -> Iterator[str]:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, (
-                f"the server exited: {process.stderr.read() if process.stderr else ''}"
-            )
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the HTTP quick start did not listen within 60 s"
-                time.sleep(0.1)
+        wait_for_port(
+            port,
+            process,
+            bound_s=60,
+            what="the HTTP quick start",
+            log=lambda: process.stderr.read() if process.stderr and process.poll() is not None else "",
+        )
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         stop(process)

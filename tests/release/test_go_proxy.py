@@ -27,9 +27,7 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import time
 import zipfile
 from pathlib import Path
 
@@ -37,6 +35,7 @@ import pytest
 
 from tests.ci import missing_tool
 from tests.docs.fenced_blocks import fenced_blocks
+from tests.ports import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULE = "github.com/mrtr-state/mrtr-state/go"
@@ -190,13 +189,6 @@ def test_the_replace_directive_alternative_runs_the_readme_program(
     assert lines[1] == "wrong_user | The request state belongs to another user.", lines
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _readme_run_block(command: str, port: int) -> str:
     """go/README.md's one ``sh`` block holding ``command``, its one port, 8000, replaced by ``port``."""
     found = [text for _, text, _ in fenced_blocks(ROOT / "go" / "README.md", "sh") if command in text]
@@ -219,7 +211,7 @@ def test_the_readme_client_does_manual_rounds_against_the_readme_server(
     _run(go, ["mod", "tidy"], cwd=app, env=env)
     for name in ("server", "client"):  # built once here, so the run commands' go run only links
         _run(go, ["build", "-o", os.devnull, f"./{name}"], cwd=app, env=env)
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in env.items() if k not in ("EXAMPLE_BEARER_TOKEN", "MRTR_STATE_KEYS")}
     log = app / "server.log"
     with log.open("w", encoding="utf-8") as output:
@@ -233,17 +225,7 @@ def test_the_readme_client_does_manual_rounds_against_the_readme_server(
             start_new_session=True,
         )
         try:
-            deadline = time.monotonic() + 120  # a bound on waiting for the port, not an assertion on speed
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    assert server.poll() is None, (
-                        f"the server exited: {log.read_text(encoding='utf-8')[-2000:]}"
-                    )
-                    assert time.monotonic() < deadline, "the server did not listen within 120 s"
-                    time.sleep(0.1)
+            wait_for_port(port, server, bound_s=120, log=lambda: log.read_text(encoding="utf-8")[-2000:])
             run = subprocess.run(
                 [bash, "-c", _readme_run_block("go run ./client", port)],
                 cwd=app,

@@ -30,9 +30,7 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import httpx2
@@ -41,6 +39,7 @@ import pytest
 from tests.ci import missing_tool
 from tests.crosslang.edge_inputs import BRANCH, answer, body, http, valid_state
 from tests.docs.fenced_blocks import fenced_blocks
+from tests.ports import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 JAVA = ROOT / "java"
@@ -272,13 +271,6 @@ def _readme_block(heading: str, language: str, contains: str) -> str:
     return found[0]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _changed_signature(token: str) -> str:
     """``token`` with the first character of its signature changed (a canonical base64url character)."""
     at = token.rindex(".") + 1
@@ -321,7 +313,7 @@ def test_a_fresh_server_project_with_the_readme_dependencies_runs_the_readme_ser
     origin = (_artifact_dir(local) / "_remote.repositories").read_text(encoding="utf-8")
     assert f"{artifact}-{version}.jar>rehearsal=" in origin, origin
 
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     env = {
         k: v
@@ -344,17 +336,7 @@ def test_a_fresh_server_project_with_the_readme_dependencies_runs_the_readme_ser
         )
         try:
             # A bound on a cold JVM and Tomcat on busy cores, not a claim about speed.
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    assert server.poll() is None, (
-                        f"the server exited: {log.read_text(encoding='utf-8')[-3000:]}"
-                    )
-                    assert time.monotonic() < deadline, "the server did not listen within 120 s"
-                    time.sleep(0.2)
+            wait_for_port(port, server, bound_s=120, log=lambda: log.read_text(encoding="utf-8")[-3000:])
             client = subprocess.run(
                 [bash, "-c", _on_port(run_client, port)],
                 cwd=app,

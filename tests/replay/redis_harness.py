@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.ci import missing_tool
+from tests.ports import free_port
 
 MISSING_SERVER = (
     "redis-server is not installed; run scripts/ci-deps (or apt-get install redis-server) "
@@ -59,14 +60,6 @@ def redis_cli_executable() -> str:
     if path is None:
         missing_tool(MISSING_CLI)
     return path
-
-
-def free_port() -> int:
-    """A loopback TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def free_cluster_port() -> int:

@@ -222,7 +222,15 @@ def tool_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
         answers[f"retry with arguments {name}"] = answer(
             send, body("delete_branch", arguments, valid_state(send))
         )
-    for name, arguments in (("2**60", {**BRANCH, "n": 2**60}), ("nested 300", {**BRANCH, "deep": DEEP})):
+    for name, arguments in (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty object", {}),
+        ("string", "x"),
+        ("array", [1]),
+        ("2**60", {**BRANCH, "n": 2**60}),
+        ("nested 300", {**BRANCH, "deep": DEEP}),
+    ):
         answers[f"first round with arguments {name}"] = answer(send, body("delete_branch", arguments))
     answers["state to an unknown tool"] = answer(send, body("no_such_tool", BRANCH, valid_state(send)))
     answers["inputResponses entry not an object"] = answer(
@@ -365,6 +373,11 @@ _COMPLETE = ("complete",)
 #: Arguments that cannot be bound on a first round: -32602 whose message says why; no reason code, since
 #: no state was refused.
 _NOT_BINDABLE = ("error", -32602, None)
+#: A first round of delete_branch without repo and branch (arguments absent, {}, or null, which every
+#: SDK reads as absent on tools/call): the tool's own input check answers with a tool error, in both refusal
+#: modes, and no reason code (no state was refused); the handler never asks, so nothing is bound (null,
+#: unbindable, never is: a handler that asks on it gets -32602, as each library's own tests check).
+_INPUT_CHECK = ("tool_error", None)
 
 
 def _expected(refused: Callable[[str], tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
@@ -379,6 +392,12 @@ def _expected(refused: Callable[[str], tuple[Any, ...]]) -> dict[str, tuple[Any,
             f"retry with arguments {name}": refused("wrong_request")
             for name in ("absent", "null", "empty object", "string", "array", "2**60", "nested 300")
         },
+        **{f"first round with arguments {name}": _INPUT_CHECK for name in ("absent", "null", "empty object")},
+        # Arguments that are not an object: MCP allows only an object, and every language answers -32602
+        # before the handler runs (the SDK's check in Python, TypeScript and Java; the library's in Go and
+        # Rust).
+        "first round with arguments string": _NOT_BINDABLE,
+        "first round with arguments array": _NOT_BINDABLE,
         "first round with arguments 2**60": _NOT_BINDABLE,
         "first round with arguments nested 300": _NOT_BINDABLE,
         "state to an unknown tool": refused("wrong_tool"),

@@ -59,9 +59,12 @@ def prompt_body(
     return body(prompt, arguments, state, responses, method="prompts/get")
 
 
-def resource_body(uri: str, state: Any = MISSING, responses: Any = MISSING) -> dict[str, Any]:
-    """A resources/read request with the members given (MISSING: the member is absent)."""
-    return _request("resources/read", {"uri": uri}, MISSING, state, responses)
+def resource_body(
+    uri: str, state: Any = MISSING, responses: Any = MISSING, *, arguments: Any = MISSING
+) -> dict[str, Any]:
+    """A resources/read request with the members given (MISSING: the member is absent); ``arguments`` is
+    a member MCP's ReadResourceRequest does not have (the URI is the whole target)."""
+    return _request("resources/read", {"uri": uri}, arguments, state, responses)
 
 
 def _request(
@@ -336,6 +339,15 @@ def resource_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
         ("array", []),
     ):
         answers[f"resources/read: requestState {name}"] = answer(send, resource_body(RESOURCE, state))
+    for name, arguments in (
+        ("null", None),
+        ("empty object", {}),
+        ("string", "x"),
+        ("array", [1]),
+    ):
+        answers[f"resources/read: first round with an arguments member {name}"] = answer(
+            send, resource_body(RESOURCE, arguments=arguments)
+        )
 
     def resource_state() -> str:
         return _state_of(send, resource_body(RESOURCE))
@@ -447,6 +459,12 @@ def _expected_resource() -> dict[str, tuple[Any, ...]]:
         **{
             f"resources/read: requestState {name}": refused(MALFORMED)
             for name in ("empty", "int", "float", "true", "object", "array")
+        },
+        # A resource has no arguments: an arguments member is no part of the request bound, whatever it
+        # holds, and the resource asks.
+        **{
+            f"resources/read: first round with an arguments member {name}": _FIRST_ROUND
+            for name in ("null", "empty object", "string", "array")
         },
         "resources/read: retry with the answer": _COMPLETE,
         "resources/read: state to another URI": refused("wrong_tool"),

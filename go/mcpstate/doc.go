@@ -21,7 +21,11 @@
 //   - the arguments bound are the request's params.arguments, {} when absent
 //     (profile 3.4, 8.2); a present "arguments": null, or any value that is not
 //     an object, is unbindable: no state is sealed for it and a state bound to
-//     arguments is refused wrong_request;
+//     arguments is refused wrong_request; on tools/call, arguments that are
+//     neither an object nor null ("x", [1]) are answered -32602 before the
+//     handler runs, on a first round and on a retry whose state opens, as the
+//     Python, TypeScript and Java SDKs answer them (null reaches the handler,
+//     as those SDKs read it as absent arguments, and is never bound);
 //   - a requestState that is "" or not a string is refused malformed;
 //   - a state presented to another target is refused wrong_tool;
 //   - with no authenticated user it refuses to seal or open (an internal error)

@@ -160,6 +160,9 @@ type request struct {
 	// that are not an object of strings; see Transport), so the handler must
 	// not run.
 	unread bool
+	// notObject: tools/call arguments that are present, not null and not an
+	// object ("x", [1], 42, true): the handler must not run with them.
+	notObject bool
 	// badResponses: an inputResponses entry is no result the SDK can read;
 	// badResponse names it (a quoted key, "" when the map itself is unreadable).
 	badResponses bool
@@ -176,7 +179,7 @@ func parts(method string, req mcp.Request) (request, bool) {
 			args = json.RawMessage("{}") // absent arguments are {} (profile 3.4)
 		}
 		r, meta = request{state: p.RequestState, target: binding.ToolTarget(p.Name), arguments: args,
-			responses: p.InputResponses != nil}, p.Meta
+			responses: p.InputResponses != nil, notObject: neitherObjectNorNull(args)}, p.Meta
 	case *mcp.GetPromptParams:
 		// Without Transport or Handler the SDK's map[string]string is all there
 		// is: "arguments": null reads as absent, so it is bound as {}.
@@ -199,6 +202,15 @@ func parts(method string, req mcp.Request) (request, bool) {
 		r.badResponses, r.badResponse = sent.badResponses, sent.badResponse
 	}
 	return r, method == "tools/call" || method == "prompts/get" || method == "resources/read"
+}
+
+// neitherObjectNorNull tells whether a JSON value (the SDK's raw tools/call
+// arguments) is present and is neither an object nor null. Null is left to the
+// handler, as the Python, TypeScript and Java SDKs read it as absent arguments;
+// it stays unbindable, so no state is sealed for it.
+func neitherObjectNorNull(value json.RawMessage) bool {
+	trimmed := bytes.TrimLeft(value, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] != '{' && !bytes.Equal(bytes.TrimRight(trimmed, " \t\r\n"), []byte("null"))
 }
 
 // withoutWireID is meta without WireMetaKey (a copy when it had one).
@@ -266,6 +278,13 @@ func errBadResponses(name string) *jsonrpc.Error {
 		Message: "Invalid params: inputResponses[" + name + "] is not a result of the input request it answers (an object such as an ElicitResult)."}
 }
 
+// errArgumentsNotObject answers tools/call arguments that are not an object
+// (MCP's CallToolRequest allows only an object): a -32602 before the handler
+// runs, as the Python, TypeScript and Java SDKs answer them; it never shows the
+// value.
+var errArgumentsNotObject = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+	Message: "Invalid params: tools/call arguments must be a JSON object."}
+
 var errNoPrincipal = internalError("The server cannot bind request state to a user: no authenticated principal.")
 
 func (b *boundary) user(ctx context.Context, method string, req mcp.Request) (string, error) {
@@ -294,6 +313,12 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 		if parsed.state == "" && parsed.unread {
 			b.logger.Warn("mcpstate: the arguments cannot be read (too deep, or prompts/get arguments not an object of strings)", "method", method)
 			return nil, errUnreadArguments
+		}
+		if parsed.state == "" && parsed.notObject {
+			// A first round: no state to open, and the handler must not run (it
+			// would see arguments MCP does not allow, and could ask).
+			b.logger.Warn("mcpstate: the arguments are not an object", "method", method)
+			return nil, errArgumentsNotObject
 		}
 		if parsed.state == "" { // absent, or null: a first round
 			if parsed.responses {
@@ -326,6 +351,9 @@ func (b *boundary) wrap(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			if parsed.unread { // opened, yet the SDK cannot hand the handler these arguments
 				return nil, errUnreadArguments
+			}
+			if parsed.notObject { // opened (a state bound to no arguments), yet not an object
+				return nil, errArgumentsNotObject
 			}
 			if parsed.badResponses {
 				// Answers to a verified round that are no results: -32602, as Python's

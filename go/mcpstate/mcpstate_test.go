@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mrtrstate "github.com/mrtr-state/mrtr-state/go"
+	"github.com/mrtr-state/mrtr-state/go/binding"
 	"github.com/mrtr-state/mrtr-state/go/keys"
 	"github.com/mrtr-state/mrtr-state/go/mcpstate"
 	"github.com/mrtr-state/mrtr-state/go/replay"
@@ -314,5 +315,66 @@ func TestArgumentsNullIsUnbindableWhileAbsentArgumentsAreTheEmptyObject(t *testi
 	}
 	if f.calls.Load() != 1 {
 		t.Errorf("the handler acted %d times; want once (the {} retry)", f.calls.Load())
+	}
+}
+
+// A first round of tools/call whose arguments are present and not an object
+// ("x", [1], 42, true) is answered -32602 before the handler runs, as the
+// Python, TypeScript and Java SDKs answer it (MCP allows only an object), even
+// when the handler would not ask; null is left to the handler (those SDKs read
+// it as absent) and stays unbindable. A retry whose state opens (a token bound
+// to no arguments, accepted with AllowUnboundTokens) gets the same -32602.
+func TestToolArgumentsThatAreNotAnObjectNeverReachTheHandler(t *testing.T) {
+	sealer := mustSealer(t)
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	var runs atomic.Int32
+	server.AddTool(&mcp.Tool{Name: "delete_branch", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			runs.Add(1) // checks its arguments first, as the example servers' delete_branch does
+			return &mcp.CallToolResult{IsError: true,
+				Content: []mcp.Content{&mcp.TextContent{Text: "delete_branch needs repo and branch strings."}}}, nil
+		})
+	if err := mcpstate.Install(server, sealer, &mcpstate.Options{Principal: testUser, AllowUnboundTokens: true}); err != nil {
+		t.Fatal(err)
+	}
+	clientTransport, serverTransport := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := server.Connect(ctx, serverTransport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"},
+		&mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}).Connect(ctx, clientTransport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	unbound, err := sealer.Seal(json.RawMessage(`"asked"`), binding.Request{User: "alice", Target: binding.ToolTarget("delete_branch")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(args json.RawMessage, state string) (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Meta: mcp.Meta{"test/user": "alice"}, Name: "delete_branch",
+			Arguments: args, RequestState: state})
+	}
+	for _, args := range []string{`"x"`, `[1]`, `42`, `true`, ` "secret-value"`} {
+		for _, state := range []string{"", unbound} {
+			r, err := send(json.RawMessage(args), state)
+			var wire *jsonrpc.Error
+			if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
+				t.Errorf("arguments %s (state %.8q): %v %+v, want -32602", args, state, err, r)
+				continue
+			}
+			if !strings.Contains(wire.Message, "must be a JSON object") || strings.Contains(wire.Message, "secret") {
+				t.Errorf("arguments %s: the message %q does not say why, or shows the value", args, wire.Message)
+			}
+		}
+	}
+	if runs.Load() != 0 {
+		t.Errorf("the handler ran %d times with arguments that are not an object", runs.Load())
+	}
+	r, err := send(json.RawMessage(`null`), "")
+	if err != nil || !r.IsError || r.RequestState != "" || runs.Load() != 1 {
+		t.Errorf("arguments null: %v %+v (runs %d), want the handler's own tool error", err, r, runs.Load())
 	}
 }

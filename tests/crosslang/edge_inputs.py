@@ -59,9 +59,12 @@ def prompt_body(
     return body(prompt, arguments, state, responses, method="prompts/get")
 
 
-def resource_body(uri: str, state: Any = MISSING, responses: Any = MISSING) -> dict[str, Any]:
-    """A resources/read request with the members given (MISSING: the member is absent)."""
-    return _request("resources/read", {"uri": uri}, MISSING, state, responses)
+def resource_body(
+    uri: str, state: Any = MISSING, responses: Any = MISSING, *, arguments: Any = MISSING
+) -> dict[str, Any]:
+    """A resources/read request with the members given (MISSING: the member is absent); ``arguments`` is
+    a member MCP's ReadResourceRequest does not have (the URI is the whole target)."""
+    return _request("resources/read", {"uri": uri}, arguments, state, responses)
 
 
 def _request(
@@ -222,7 +225,15 @@ def tool_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
         answers[f"retry with arguments {name}"] = answer(
             send, body("delete_branch", arguments, valid_state(send))
         )
-    for name, arguments in (("2**60", {**BRANCH, "n": 2**60}), ("nested 300", {**BRANCH, "deep": DEEP})):
+    for name, arguments in (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty object", {}),
+        ("string", "x"),
+        ("array", [1]),
+        ("2**60", {**BRANCH, "n": 2**60}),
+        ("nested 300", {**BRANCH, "deep": DEEP}),
+    ):
         answers[f"first round with arguments {name}"] = answer(send, body("delete_branch", arguments))
     answers["state to an unknown tool"] = answer(send, body("no_such_tool", BRANCH, valid_state(send)))
     answers["inputResponses entry not an object"] = answer(
@@ -328,6 +339,15 @@ def resource_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
         ("array", []),
     ):
         answers[f"resources/read: requestState {name}"] = answer(send, resource_body(RESOURCE, state))
+    for name, arguments in (
+        ("null", None),
+        ("empty object", {}),
+        ("string", "x"),
+        ("array", [1]),
+    ):
+        answers[f"resources/read: first round with an arguments member {name}"] = answer(
+            send, resource_body(RESOURCE, arguments=arguments)
+        )
 
     def resource_state() -> str:
         return _state_of(send, resource_body(RESOURCE))
@@ -365,6 +385,11 @@ _COMPLETE = ("complete",)
 #: Arguments that cannot be bound on a first round: -32602 whose message says why; no reason code, since
 #: no state was refused.
 _NOT_BINDABLE = ("error", -32602, None)
+#: A first round of delete_branch without repo and branch (arguments absent, {}, or null, which every
+#: SDK reads as absent on tools/call): the tool's own input check answers with a tool error, in both refusal
+#: modes, and no reason code (no state was refused); the handler never asks, so nothing is bound (null,
+#: unbindable, never is: a handler that asks on it gets -32602, as each library's own tests check).
+_INPUT_CHECK = ("tool_error", None)
 
 
 def _expected(refused: Callable[[str], tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
@@ -379,6 +404,12 @@ def _expected(refused: Callable[[str], tuple[Any, ...]]) -> dict[str, tuple[Any,
             f"retry with arguments {name}": refused("wrong_request")
             for name in ("absent", "null", "empty object", "string", "array", "2**60", "nested 300")
         },
+        **{f"first round with arguments {name}": _INPUT_CHECK for name in ("absent", "null", "empty object")},
+        # Arguments that are not an object: MCP allows only an object, and every language answers -32602
+        # before the handler runs (the SDK's check in Python, TypeScript and Java; the library's in Go and
+        # Rust).
+        "first round with arguments string": _NOT_BINDABLE,
+        "first round with arguments array": _NOT_BINDABLE,
         "first round with arguments 2**60": _NOT_BINDABLE,
         "first round with arguments nested 300": _NOT_BINDABLE,
         "state to an unknown tool": refused("wrong_tool"),
@@ -428,6 +459,12 @@ def _expected_resource() -> dict[str, tuple[Any, ...]]:
         **{
             f"resources/read: requestState {name}": refused(MALFORMED)
             for name in ("empty", "int", "float", "true", "object", "array")
+        },
+        # A resource has no arguments: an arguments member is no part of the request bound, whatever it
+        # holds, and the resource asks.
+        **{
+            f"resources/read: first round with an arguments member {name}": _FIRST_ROUND
+            for name in ("null", "empty object", "string", "array")
         },
         "resources/read: retry with the answer": _COMPLETE,
         "resources/read: state to another URI": refused("wrong_tool"),

@@ -3,8 +3,9 @@
 The inputs (tests/crosslang/edge_inputs.py: ``requestState`` absent, null, empty, not a string;
 ``arguments`` absent, null, not an object, unbindable, on a first round and on a retry; a state sent to an
 unknown tool; an ``inputResponses`` entry that is no result; and on ``prompts/get`` (``review_branch``) and
-``resources/read`` (``trips://fares/Lisbon``) the same ``requestState`` and ``arguments`` inputs, a state
-sent to another prompt or URI, and a tool's or prompt's state sent there) go as raw JSON-RPC to each
+``resources/read`` (``trips://fares/Lisbon``) the same ``requestState`` and ``arguments`` inputs (on a
+resource, which has no arguments, an ``arguments`` member on a first round), a state sent to another
+prompt or URI, and a tool's or prompt's state sent there) go as raw JSON-RPC to each
 example server, in one session per server, in
 both refusal modes, over Streamable HTTP and over stdio (``--stdio``). Each answer, reduced to its
 JSON-RPC code and ``data.reason``, or its tool error's reason code, or its result type, and the HTTP

@@ -44,6 +44,12 @@ function serve(setup: Setup = {}) {
       if (retry.state === undefined) return inputRequired({ confirm: CONFIRM }, { state: { branch: args.branch, step: "confirm" } });
       return { content: [{ type: "text", text: `deleted ${retry.state.branch} (${retry.accepted("confirm")?.confirm === true})` }] };
     });
+    // Asks whatever its arguments (none are required).
+    server.registerTool("confirm", { inputSchema: z.object({ note: z.string().optional() }) }, async (_args, ctx) => {
+      handlerCalls.push("confirm");
+      if (readRetry(ctx).state === undefined) return inputRequired({ confirm: CONFIRM }, { state: { step: 1 } });
+      return { content: [{ type: "text", text: "confirmed" }] };
+    });
     server.registerPrompt("summarize", { argsSchema: z.object({ topic: z.string() }) }, async (_args, ctx) => {
       handlerCalls.push("summarize");
       const retry = readRetry(ctx);
@@ -188,6 +194,37 @@ describe("StateBoundary on @modelcontextprotocol/server", () => {
       assert.equal(refusalOf(await call(alice, { name: "delete_branch", arguments: args, requestState: token })), "wrong_request", JSON.stringify(args));
     }
     assert.equal(handlerCalls.length, calls, "a refused retry never reaches the handler");
+    await close();
+  });
+
+  it("hands the SDK tools/call arguments null as absent (as Python's SDK reads them), and never binds null", async () => {
+    const { connect, handlerCalls, close } = serve();
+    const alice = await connect("alice");
+    const calls = handlerCalls.length;
+    // delete_branch needs a branch: the tool's own input check answers, as with arguments absent or {}.
+    for (const args of [null, undefined, {}]) {
+      const result = await call(alice, { name: "delete_branch", ...(args === undefined ? {} : { arguments: args }) }, { allowInputRequired: true });
+      assert.equal(result.isError, true, JSON.stringify(args));
+      assert.match(JSON.stringify(result.content), /Input validation error/, JSON.stringify(args));
+      assert.equal(result._meta?.[REASON_META_KEY], undefined);
+    }
+    assert.equal(handlerCalls.length, calls, "the input check answers before the handler");
+    // A tool that asks: arguments absent are {} and get a token; null is unbindable: -32602, no token.
+    assert.equal(typeof (await firstRound(alice, "confirm", {})), "string");
+    await assert.rejects(call(alice, { name: "confirm", arguments: null }, { allowInputRequired: true }), (error: unknown) => {
+      assert.equal((error as { code: number }).code, -32602);
+      assert.match((error as Error).message, /cannot be bound to a request state.*not a JSON object/);
+      return true;
+    });
+    assert.deepEqual(handlerCalls.slice(calls), ["confirm", "confirm"]);
+    // A string or an array stays the SDK's -32602 (MCP allows only an object), before the handler.
+    for (const args of ["x", [1]]) {
+      await assert.rejects(call(alice, { name: "confirm", arguments: args }, { allowInputRequired: true }), (error: unknown) => {
+        assert.equal((error as { code: number }).code, -32602, JSON.stringify(args));
+        return true;
+      });
+    }
+    assert.equal(handlerCalls.length, calls + 2);
     await close();
   });
 

@@ -345,6 +345,12 @@ pub(crate) async fn prepare(
                         );
                         return Prepared::Answer(jsonrpc_error(id, -32602, &message));
                     }
+                    if let Some(problem) = arguments_problem(method, params) {
+                        // A state that opened for such arguments (one bound to none, accepted without
+                        // the argument binding): answered as on a first round, never handed to rmcp.
+                        tracing::warn!(method, "the arguments are not what MCP allows");
+                        return Prepared::Answer(jsonrpc_error(id, -32602, problem));
+                    }
                     let text = text_of(&state);
                     params.insert("requestState".into(), Value::String(text.clone()));
                     Outcome::Verified { state, text }
@@ -381,9 +387,9 @@ pub(crate) async fn prepare(
 }
 
 /// Params the Python SDK refuses (`-32602`) before its boundary runs: `inputResponses` that is not an
-/// object of result objects (on any round), and on a first round `prompts/get` arguments that are not an
-/// object of strings, a string or an array included (on a retry the state is opened and refused
-/// `wrong_request` instead, as in Python).
+/// object of result objects (on any round), and on a first round the arguments of
+/// [`arguments_problem`] (on a retry the state is opened first: refused `wrong_request` for them, as in
+/// Python, or, if it opens, answered as a first round's are).
 fn invalid_params(method: &str, params: &Map<String, Value>, retry: bool) -> Option<&'static str> {
     match params.get("inputResponses") {
         None | Some(Value::Null) => {}
@@ -392,20 +398,33 @@ fn invalid_params(method: &str, params: &Map<String, Value>, retry: bool) -> Opt
             return Some("Invalid params: inputResponses must be an object of result objects");
         }
     }
-    if method == "prompts/get" && !retry {
-        match params.get("arguments") {
-            // null is read as absent by rmcp, so the handler runs and a state is never sealed for it
-            // (unbindable, as in Python, whose SDK reads it so too).
-            None | Some(Value::Null) => {}
-            Some(Value::Object(arguments)) if arguments.values().all(Value::is_string) => {}
-            // Arguments that are not an object would fail rmcp's typed params, which answers -32601 (the
-            // request is read as no method it knows).
-            Some(_) => {
-                return Some("Invalid params: prompts/get arguments must be an object of strings");
-            }
-        }
+    if retry {
+        return None;
     }
-    None
+    arguments_problem(method, params)
+}
+
+/// Arguments MCP does not allow, which the Python, npm and Java SDKs answer `-32602` before any handler
+/// runs and rmcp's typed params would answer `-32601` (HTTP 404: the request is read as no method it
+/// knows): on `prompts/get`, arguments that are not an object of strings; on `tools/call`, arguments
+/// that are neither an object nor null. Null is read as absent by rmcp, as by those SDKs: the handler
+/// runs, and a state is never sealed for it (unbindable).
+fn arguments_problem(method: &str, params: &Map<String, Value>) -> Option<&'static str> {
+    match (method, params.get("arguments")) {
+        (_, None | Some(Value::Null)) => None,
+        ("prompts/get", Some(Value::Object(arguments)))
+            if arguments.values().all(Value::is_string) =>
+        {
+            None
+        }
+        ("prompts/get", Some(_)) => {
+            Some("Invalid params: prompts/get arguments must be an object of strings")
+        }
+        ("tools/call", Some(arguments)) if !arguments.is_object() => {
+            Some("Invalid params: tools/call arguments must be a JSON object")
+        }
+        _ => None,
+    }
 }
 
 /// The first `inputResponses` entry that is not an object, its key as a JSON string cut to 64

@@ -810,3 +810,62 @@ fn input_required_without_a_state_records_what_it_asked() {
     let kept = mrtr_state_rmcp::input_required(Default::default(), Some(json!({"step": 2})));
     assert_eq!(kept.request_state.as_deref(), Some(r#"{"step":2}"#));
 }
+
+/// The token of `spec/vectors/tokens.json` named `id`, with a sealer that opens it (the vectors' ring,
+/// issuer and clock).
+fn vector_token(id: &str) -> (String, mrtr_state::StateSealer) {
+    let vectors = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec/vectors");
+    let read = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(vectors.join(name)).unwrap()).unwrap()
+    };
+    let (keys, tokens) = (read("keys.json"), read("tokens.json"));
+    let vector = tokens["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|vector| vector["id"] == id)
+        .unwrap();
+    let now = vector["now"].as_i64().unwrap();
+    let ring = mrtr_state::Keyring::from_jwks_value(&json!({"keys": [keys["hs256"]]})).unwrap();
+    let sealer = mrtr_state::StateSealer::builder(ring)
+        .issuer(tokens["defaults"]["issuer"].as_str().unwrap())
+        .clock(move || now)
+        .build()
+        .unwrap();
+    (vector["token"].as_str().unwrap().to_owned(), sealer)
+}
+
+#[tokio::test]
+async fn tool_arguments_that_are_not_an_object_are_invalid_params_never_rmcps_method_not_found() {
+    // A first round: MCP allows only an object, and the Python, npm and Java SDKs answer -32602 (with
+    // HTTP 400, which `send` checks); rmcp's typed params would answer -32601 with HTTP 404. The
+    // message says why and never shows the value.
+    let mut first = endpoint(&boundary());
+    for arguments in [json!("secret-x"), json!([1]), json!(42), json!(true)] {
+        let answer = send(
+            &mut first,
+            post("tools/call", tool("t", arguments, None), Some("alice")),
+        )
+        .await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("must be a JSON object"), "{answer}");
+        assert!(!message.contains("secret"), "{answer}");
+    }
+    // A retry whose state opens (a token bound to no arguments, accepted without the binding): the
+    // same answer, never rmcp's -32601; with arguments absent the same token completes.
+    let (token, sealer) = vector_token("valid-hs256-retry-without-arguments");
+    let mut opens = endpoint(&StateBoundary::new(Arc::new(sealer)).require_arguments(false));
+    let answer = send(
+        &mut opens,
+        post(
+            "tools/call",
+            tool("deploy", json!("x"), Some(json!(token.clone()))),
+            Some("alice"),
+        ),
+    )
+    .await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let params = json!({"name": "deploy", "requestState": token});
+    completed_text(&send(&mut opens, post("tools/call", params, Some("alice"))).await);
+}

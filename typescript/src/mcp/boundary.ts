@@ -202,7 +202,7 @@ export class StateBoundary {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
       }
     }
-    const result = await inner(request, handlerCtx);
+    const result = await inner(method === "tools/call" ? withoutNullArguments(request) : request, handlerCtx);
     return this.#seal(method, request.params, ctx, result, user);
   }
 
@@ -277,6 +277,21 @@ export class StateBoundary {
     const singleUse = typeof this.#singleUse === "boolean" ? String(this.#singleUse) : JSON.stringify([...this.#singleUse]);
     return `StateBoundary(sealer=${this.#sealer}, toolRefusal=${this.#toolRefusal}, singleUse=${singleUse})`;
   }
+}
+
+/**
+ * The `tools/call` request the SDK is handed: `"arguments": null` taken away, so that the SDK reads it as
+ * absent, as the Python and Java SDKs read it (the TypeScript SDK's schema would answer `-32602` before the
+ * tool's own input check, where Python's answers the tool's error). Only what the SDK and the handler see
+ * changes: the boundary binds the arguments as sent, and `null` is unbindable (profile 3.4, 8.2), so a
+ * handler that asks on it gets `-32602` and no token, and a retry carrying it opens no state bound to
+ * arguments (refused `wrong_request` before this runs).
+ */
+function withoutNullArguments(request: { method: string; params?: unknown }): { method: string; params?: unknown } {
+  const params = request.params;
+  if (typeof params !== "object" || params === null || !Object.hasOwn(params, "arguments")) return request;
+  const { arguments: args, ...rest } = params as { arguments?: unknown };
+  return args === null ? { ...request, params: rest } : request;
 }
 
 /** The versions of `@modelcontextprotocol/server` the adapter is tested with (its peer dependency range). */

@@ -79,7 +79,9 @@ pub struct RemoteJwksOptions {
     pub max_bytes: u64,
     /// The root certificates (DER) trusted for `https://`, e.g. a private CA's; empty (the default)
     /// trusts the Mozilla roots compiled in (`webpki-roots`). The certificate chain and the host
-    /// name are always checked. [`RemoteJwksOptions::root_certificates_pem`] reads them from PEM.
+    /// name are always checked. [`RemoteJwksOptions::root_certificates_pem`] reads them from PEM
+    /// (and refuses a text holding none); a DER certificate put here that rustls cannot parse is
+    /// skipped, so with no usable one every `https://` fetch fails its handshake.
     pub root_certificates: Vec<Vec<u8>>,
     /// The clock of the schedule and the cooldown (default `Instant::now`).
     pub clock: Option<RemoteClock>,

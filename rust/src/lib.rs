@@ -35,6 +35,8 @@ pub use keys::{
     DEFAULT_KEYS_VARIABLE, Key, KeyFileOptions, KeySource, Keyring, ReloadingKeyring,
     ReloadingOptions,
 };
+#[cfg(feature = "remote-jwks")]
+pub use keys::{RemoteJwks, RemoteJwksOptions};
 pub use replay::{MemoryReplayStore, RedeemFuture, ReplayStore};
 pub use sealer::{OpenOptions, StateSealer, StateSealerBuilder};
 pub use serde_json::Value;

@@ -24,8 +24,9 @@ pub const REFUSAL: &str = "refusal";
 pub const REDEMPTION: &str = "redemption";
 /// The replay store could not answer, so the token was refused `store_unavailable` (method).
 pub const STORE_OUTAGE: &str = "store_outage";
-/// A key source looked for new keys (source `key_file`; outcome `updated`, `unchanged` or `failed`):
-/// [`ReloadingKeyring::metrics`](crate::ReloadingKeyring::metrics).
+/// A key source looked for new keys (source `key_file` or `remote_jwks`; outcome `updated`,
+/// `unchanged` or `failed`): [`ReloadingKeyring::metrics`](crate::ReloadingKeyring::metrics), and
+/// `RemoteJwksOptions::metrics` (feature `remote-jwks`).
 pub const KEY_REFRESH: &str = "key_refresh";
 
 /// The counter of one event, as spec/metrics.json writes it.

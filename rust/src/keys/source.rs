@@ -1,5 +1,5 @@
 //! Where a sealer gets its keys: a fixed ring, or a source that may change them (a key file that is
-//! reread when it changes).
+//! reread when it changes, a JWKS fetched from a URL).
 
 use std::fmt;
 use std::sync::Arc;

@@ -2,7 +2,8 @@
 
 For each step the page's table names a file per language; the file must exist and hold a comment
 naming the step (``# Profile 5, step 9: ...`` or ``// Profile 5.1, step 9: ...``). The steps are read
-from the profile itself, so a step added there must be added to the table and to the code.
+from the profile itself, so a step added there must be added to the table and to the code. Every folder
+and file the rooms table names exists, in all five columns, and every Python and Rust module has a room.
 """
 
 from __future__ import annotations
@@ -15,10 +16,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "architecture.md"
 PROFILE = ROOT / "spec" / "profile.md"
-#: Columns every step must have a file in; the others (Go, Java) are filled as they land.
-REQUIRED_LANGUAGES = ("Python", "TypeScript")
-#: Where the rooms table's file names live, by language.
+#: Columns every step must have a file in: every language of the project.
+REQUIRED_LANGUAGES = ("Python", "TypeScript", "Go", "Java", "Rust")
+#: Where the rooms table's file names live, for the columns that name files relative to their source root.
 SOURCE_ROOTS = {"Python": ROOT / "src" / "mrtr_state", "TypeScript": ROOT / "typescript" / "src"}
+#: The columns that name folders and files from the repository's root (a file name in parentheses after
+#: a folder is in that folder), with the source root of their bare names.
+ROOTED_COLUMNS = {
+    "Go": ROOT / "go",
+    "Java": ROOT / "java" / "src" / "main" / "java" / "dev" / "mrtrstate",
+    "Rust": ROOT / "rust" / "src",
+}
+_FILE = re.compile(r"\.(rs|go|java)$")
 
 _STEP_ROW = re.compile(r"^\| (5(?:\.1)?), step (\d+) \|")
 _PATH = re.compile(r"^`([^`]+)`$")
@@ -114,3 +123,57 @@ def test_every_file_the_rooms_table_names_exists_and_every_python_module_has_a_r
     }
     unplaced = {m for m in modules if not m.startswith(packages)} - named["Python"]
     assert not unplaced, f"Python modules in no room: {sorted(unplaced)}"
+
+
+def _rooted_files(language: str) -> tuple[set[Path], list[str]]:
+    """The folders and files the rooms table's ``language`` column names, resolved, and the names that
+    resolve to nothing.
+
+    A name with a slash is from the repository's root or, failing that, from the last folder named
+    before it in the cell (``jsonstrict/`` after ``go/token/``) or from the language's source root
+    (``replay/redis.rs``); a bare file name is in the last folder named before it in the cell; a
+    Java class name (``Jws``) is a ``.java`` file of that name under ``java/src/main/java``; other bare
+    names (types, features, crates) name no file and are not checked here.
+    """
+    header, rows = _table("The rooms")
+    column = [cell.split()[0] if cell else "" for cell in header].index(language)
+    source = ROOTED_COLUMNS[language]
+    java = {path.stem: path for path in (ROOT / "java" / "src" / "main" / "java").rglob("*.java")}
+    found: set[Path] = set()
+    missing: list[str] = []
+    for row in rows:
+        folder = source
+        for name in re.findall(r"`([^`]+)`", row[column]):
+            if name.endswith("/") or "/" in name:
+                bases = (ROOT, folder, source)
+                path = next((base / name for base in bases if (base / name).exists()), None)
+                if path is None:
+                    missing.append(name)
+                    continue
+                found.add(path)
+                if name.endswith("/") and folder == source:
+                    folder = path
+            elif _FILE.search(name):
+                path = folder / name
+                if path.exists():
+                    found.add(path)
+                else:
+                    missing.append(name)
+            elif language == "Java" and re.fullmatch(r"[A-Z][A-Za-z0-9]+", name) and name in java:
+                found.add(java[name])
+    return found, missing
+
+
+@pytest.mark.parametrize("language", sorted(ROOTED_COLUMNS))
+def test_every_folder_and_file_the_go_java_and_rust_columns_name_exists(language: str) -> None:
+    found, missing = _rooted_files(language)
+    assert not missing, f"{language}: the rooms table names what does not exist: {missing}"
+    assert len(found) >= 5, f"{language}: the rooms table names almost nothing"
+
+
+def test_every_rust_module_has_a_room() -> None:
+    found, _ = _rooted_files("Rust")
+    source = ROOTED_COLUMNS["Rust"]
+    modules = {path for path in source.rglob("*.rs") if path.name not in ("lib.rs", "mod.rs")}
+    unplaced = sorted(path.relative_to(ROOT).as_posix() for path in modules - found)
+    assert not unplaced, f"Rust modules in no room: {unplaced}"

@@ -3,7 +3,7 @@
 //! the file and the rule, never key material.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine;
@@ -13,43 +13,13 @@ use mrtr_state::{
 };
 use serde_json::json;
 
-static LINES: Mutex<Vec<(log::Level, String)>> = Mutex::new(Vec::new());
-
-struct Capture;
-
-impl log::Log for Capture {
-    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
-        true
-    }
-    fn log(&self, record: &log::Record<'_>) {
-        LINES
-            .lock()
-            .unwrap()
-            .push((record.level(), record.args().to_string()));
-    }
-    fn flush(&self) {}
-}
-
-static CAPTURE: Capture = Capture;
-
-fn capture_logs() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        log::set_logger(&CAPTURE).unwrap();
-        log::set_max_level(log::LevelFilter::Info);
-    });
-}
+mod support;
+use support::logs::{capture_logs, logged};
 
 /// The warnings logged about this path.
 fn warnings_about(path: &Path) -> Vec<String> {
     let path = path.display().to_string();
-    LINES
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(level, line)| *level == log::Level::Warn && line.contains(&path))
-        .map(|(_, line)| line.clone())
-        .collect()
+    logged(&path, log::Level::Warn)
 }
 
 /// A fresh directory for one test.

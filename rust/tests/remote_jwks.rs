@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex, Once};
+use std::sync::{Arc, Barrier, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -22,45 +22,8 @@ use serde_json::{Value, json};
 // ---------------------------------------------------------------------------------------------
 // Logs
 
-static LINES: Mutex<Vec<(log::Level, String)>> = Mutex::new(Vec::new());
-
-struct Capture;
-
-impl log::Log for Capture {
-    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        metadata.target().starts_with("mrtr_state")
-    }
-    fn log(&self, record: &log::Record<'_>) {
-        if self.enabled(record.metadata()) {
-            LINES
-                .lock()
-                .unwrap()
-                .push((record.level(), record.args().to_string()));
-        }
-    }
-    fn flush(&self) {}
-}
-
-static CAPTURE: Capture = Capture;
-
-fn capture_logs() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        log::set_logger(&CAPTURE).unwrap();
-        log::set_max_level(log::LevelFilter::Info);
-    });
-}
-
-/// The lines logged about this URL, at this level.
-fn logged(url: &str, level: log::Level) -> Vec<String> {
-    LINES
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(l, line)| *l == level && line.contains(url))
-        .map(|(_, line)| line.clone())
-        .collect()
-}
+mod support;
+use support::logs::{capture_logs, logged};
 
 // ---------------------------------------------------------------------------------------------
 // Keys

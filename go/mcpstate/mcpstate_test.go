@@ -90,6 +90,14 @@ func start(t *testing.T, opts *mcpstate.Options, sealerOpts ...mrtrstate.Option)
 	if err := mcpstate.Install(server, sealer, opts); err != nil {
 		t.Fatal(err)
 	}
+	f.session = connect(t, server)
+	return f
+}
+
+// connect connects a client that makes every round itself (no automatic multi round-trip) to server
+// over in-memory transports, both closed when the test ends.
+func connect(t *testing.T, server *mcp.Server) *mcp.ClientSession {
+	t.Helper()
 	clientTransport, serverTransport := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := server.Connect(ctx, serverTransport, nil)
@@ -103,8 +111,7 @@ func start(t *testing.T, opts *mcpstate.Options, sealerOpts ...mrtrstate.Option)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
-	f.session = cs
-	return f
+	return cs
 }
 
 var yes = mcp.InputResponseMap{"confirm": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}}
@@ -337,18 +344,8 @@ func TestToolArgumentsThatAreNotAnObjectNeverReachTheHandler(t *testing.T) {
 	if err := mcpstate.Install(server, sealer, &mcpstate.Options{Principal: testUser, AllowUnboundTokens: true}); err != nil {
 		t.Fatal(err)
 	}
-	clientTransport, serverTransport := mcp.NewInMemoryTransports()
+	cs := connect(t, server)
 	ctx := context.Background()
-	ss, err := server.Connect(ctx, serverTransport, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"},
-		&mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}).Connect(ctx, clientTransport, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
 	unbound, err := sealer.Seal(json.RawMessage(`"asked"`), binding.Request{User: "alice", Target: binding.ToolTarget("delete_branch")})
 	if err != nil {
 		t.Fatal(err)

@@ -340,3 +340,42 @@ def test_a_round_that_asks_checks_and_writes_its_state_once(monkeypatch: pytest.
     # writes it, check_state walks a state this small); the boundary parses nothing
     # and seal writes only the claims around the state (one dumps).
     assert calls == {"check_state": 1, "encode_state": 1, "dumps": 1, "loads": 0}
+
+
+def test_a_retry_reads_its_state_once_and_never_writes_it_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The twin of the test above for the retry: the boundary reads the payload once
+    # (the strict reader), and the handler's requestState is the state's text as the
+    # verified payload holds it; only the few claims around the state are written
+    # again, to confirm the payload's layout. A state written back to text fails this.
+    from mrtr_state.token import _json
+
+    server, _ = make_server(Clock())
+    calls: dict[str, list[Any]] = {"check_state": [], "encode_state": [], "dumps": [], "loads": []}
+
+    def recorded(name: str) -> Any:
+        original = getattr(_json, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls[name].append(args[0])
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    async def scenario() -> Any:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "delete_branch", OLD_FEATURE)
+                for name in calls:
+                    monkeypatch.setattr(_json, name, recorded(name))
+                done = await retry(client, "delete_branch", OLD_FEATURE, asked.request_state or "", YES)
+                monkeypatch.undo()
+        return done
+
+    done = anyio.run(scenario)
+    assert isinstance(done, CallToolResult)
+    assert not done.is_error
+    state = {"head": "4b1d0aa"}
+    assert len(calls["loads"]) == 1  # the payload, once
+    assert calls["check_state"] == calls["encode_state"] == []
+    assert [written for written in calls["dumps"] if written == state or "state" in written] == []
+    assert len(calls["dumps"]) == 1  # the claims around the state, to find its text

@@ -505,6 +505,75 @@ def encode_state(state: Any) -> bytes | None:
     return raw
 
 
+# The escapes the encoder writes for a character of a string other than a control
+# character without a short form (it writes those as \u00xx, never met here).
+_WRITTEN_ESCAPES: Final = (b'\\"', b"\\b", b"\\f", b"\\n", b"\\r", b"\\t")
+# A number literal that reads as a float: with a fraction, an exponent or both.
+_FLOAT_LITERAL: Final = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?[eE][-+]?[0-9]+|-?[0-9]+\.[0-9]+")
+# An integer -0 (it reads as 0, written "0"), in a text without white space between tokens.
+_NEGATIVE_ZERO: Final = (b"-0,", b"-0]", b"-0}")
+
+
+def is_written_as(text: bytes, value: Any) -> bool:
+    r"""Whether ``text``, a JSON text :func:`loads` read ``value`` from, is byte for byte ``dumps(value)``.
+
+    Then the text can stand for the value's compact JSON without writing it
+    again. Reading drops what writing does not put back, so the text is the
+    written one exactly when, outside its strings, it has no white space, no
+    integer ``-0`` and only float literals spelled as ``repr`` spells them, and
+    when its strings use only the escapes the encoder writes (``\"``, ``\\``,
+    ``\b``, ``\f``, ``\n``, ``\r``, ``\t``): any other character, UTF-8
+    included, is written as it was read. Member order is kept by reading, and a
+    text :func:`loads` accepts repeats no member. ``False`` means "not vouched
+    for": the caller writes the value. The common text is settled by memchr-speed
+    searches; only a text with a space, a float or a ``-0`` anywhere has its
+    strings cut out (one split) for a closer look.
+    """
+    plain = text
+    if b"\\" in plain:
+        # Escaped backslashes first, paired left to right as a reader pairs them, then
+        # the other escapes the encoder writes; a backslash left starts one it does not.
+        plain = plain.replace(b"\\\\", b"")
+        for escape in _WRITTEN_ESCAPES:
+            plain = plain.replace(escape, b"")
+        if b"\\" in plain:
+            return False
+    # A string holds no raw control character (the reader refuses one), so these are outside.
+    if b"\t" in plain or b"\n" in plain or b"\r" in plain:
+        return False
+    floats = _holds_float(value)
+    spaced = b" " in plain
+    zero = any(pattern in plain for pattern in _NEGATIVE_ZERO) or plain.endswith(b"-0")
+    if not (floats or spaced or zero):
+        return True
+    # Every quote left delimits a string: the pieces between them, taken alternately, are outside.
+    outside = b"".join(plain.split(b'"')[::2])
+    if b" " in outside or any(pattern in outside for pattern in _NEGATIVE_ZERO) or outside.endswith(b"-0"):
+        return False
+    return all(repr(float(literal)).encode("ascii") == literal for literal in _FLOAT_LITERAL.findall(outside))
+
+
+def _holds_float(value: Any) -> bool:
+    """Whether a value :func:`loads` read holds a float (it read a literal with a fraction or exponent).
+
+    Level by level with ``gc.get_referents``, as :func:`_census` (a value read
+    from JSON has only exact ``str`` keys, so a dict lists its values). On an
+    interpreter without that behaviour every value is said to hold one, so the
+    caller looks at the text itself.
+    """
+    if not _CENSUS:
+        return True
+    level: list[Any] = [value]
+    while level:
+        kinds = set(map(type, level))
+        if float in kinds:
+            return True
+        if kinds <= _SCALARS:
+            return False
+        level = _REFERENTS(*level)
+    return False
+
+
 def dumps(value: Any) -> bytes:
     """Serialise ``value`` as compact UTF-8 JSON.
 

@@ -23,6 +23,7 @@ __all__ = [
     "check_bindings",
     "encode",
     "is_numeric_date",
+    "state_json",
     "validate",
 ]
 
@@ -130,6 +131,34 @@ def encode(
     del claims["state"]
     written = state.json if state_json is None else state_json
     return b"".join((_json.dumps(claims)[:-1], b',"state":', written, b"}"))
+
+
+#: Where the state's text starts in a payload :func:`encode` wrote: after the other claims.
+_STATE_MEMBER: Final = b',"state":'
+
+
+def state_json(claims: dict[str, Any], payload: bytes) -> bytes:
+    """The compact JSON of ``claims["state"]`` (as ``_json.dumps`` writes it), from ``payload`` if there.
+
+    ``payload`` is the JSON text ``claims`` were read from. When it is laid out
+    as :func:`encode` writes it (the other claims as compact JSON, then
+    ``,"state":``, the state's text and the closing brace), the state's text is
+    sliced from it, and kept only if it is byte for byte what writing the state
+    gives (:func:`~mrtr_state.token._json.is_written_as`); otherwise the state is
+    written. The layout is confirmed, not assumed: ``state`` is the last member
+    read, and the payload starts with the other claims written again (a few
+    short members), so the slice is exactly the state member's value.
+    """
+    state = claims["state"]
+    if len(claims) > 1 and next(reversed(claims)) == "state" and payload.endswith(b"}"):
+        others = dict(claims)
+        del others["state"]
+        head = _json.dumps(others)[:-1]
+        if payload.startswith(head) and payload.startswith(_STATE_MEMBER, len(head)):
+            text = payload[len(head) + len(_STATE_MEMBER) : -1]
+            if _json.is_written_as(text, state):
+                return text
+    return _json.dumps(state)
 
 
 def is_numeric_date(value: object) -> TypeGuard[int]:

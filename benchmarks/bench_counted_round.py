@@ -22,8 +22,9 @@ the instructions of one whole round with the session's set-up and tear-down excl
 Next to the rounds it counts the one step of the retry that differs in kind between the
 two: the ``requestState`` string a handler is given. The SDK hands over the string it
 decrypted; ``StateBoundary`` opens the token to a verified value, and the text of that
-value is what the handler's ``requestState`` is. The row counts that step alone (the
-boundary's ``plaintext.text_of``, or the text ``open`` already has in hand).
+value is what the handler's ``requestState`` is. The row counts that step alone: the
+boundary's ``open_bound_text_async`` and ``plaintext.text_of`` (before issue 35's fix,
+``open_bound`` and a ``text_of`` that wrote the state again).
 
 Nothing here is held to a baseline: the whole round is mostly the SDK's JSON-RPC work, and
 its count moves with the pinned SDK. ``bench_counted.py --check`` holds seal and open.
@@ -67,7 +68,11 @@ def _session(client_of: Callable[[], Any], rounds: int) -> Callable[[], None]:
 
 
 def _text_step(state: Any, secret: bytes) -> Callable[[], object]:
-    """What the boundary does on a retry to give the handler its ``requestState``: open, then the text."""
+    """What the boundary does on a retry to give the handler its ``requestState``: open, then the text.
+
+    ``open_bound_text_async`` without a replay store never suspends, so it is driven
+    here without an event loop (one ``send``), as the boundary awaits it.
+    """
     import bench_mcp_round as r
 
     from mrtr_state import Key, Keyring, StateSealer
@@ -79,7 +84,13 @@ def _text_step(state: Any, secret: bytes) -> Callable[[], object]:
     token = sealer.seal_bound(state, binding)
 
     def step() -> str:
-        return text_of(sealer.open_bound(token, binding))
+        opening = sealer.open_bound_text_async(token, binding)
+        try:
+            opening.send(None)
+        except StopIteration as opened:
+            claim, written = opened.value
+            return text_of(claim, written)
+        raise SystemExit("bench: open_bound_text_async suspended without a replay store")
 
     if json.loads(step()) != state:
         raise SystemExit("bench: the retry's requestState is not the sealed state")

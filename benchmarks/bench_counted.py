@@ -104,8 +104,12 @@ def _dump_total(path: str) -> int:
     raise SystemExit(f"bench_counted: no totals line in {path}")
 
 
-def count(python: str) -> dict[str, dict[str, int]]:
-    """Run the child under callgrind; instructions per call of every row, by state size."""
+def count_exec_loops(python: str, script: Path) -> list[tuple[dict[str, str], int]]:
+    """Run ``script --child`` under callgrind; each ``exec`` loop it reports, with its instruction count.
+
+    The child runs its loops through one ``exec`` call each and prints, as its last line,
+    the JSON list of what each loop was; callgrind writes one dump per ``exec`` call.
+    """
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("bench_counted: valgrind is not installed (scripts/ci-deps installs it)")
@@ -121,7 +125,7 @@ def count(python: str) -> dict[str, dict[str, int]]:
                 "--dump-after=builtin_exec",
                 f"--callgrind-out-file={out}",
                 python,
-                str(Path(__file__).resolve()),
+                str(script),
                 "--child",
             ],
             capture_output=True,
@@ -137,9 +141,15 @@ def count(python: str) -> dict[str, dict[str, int]]:
         # (imports may call exec before the child's loops do; the final dump, at exit, is unnumbered).
         dumps = sorted(glob.glob(out + ".*"), key=lambda p: int(p.rsplit(".", 1)[1]))
         totals = [_dump_total(p) for p in dumps[-len(order) :]]
-    empty = totals[0]
+    return list(zip(order, totals, strict=True))
+
+
+def count(python: str) -> dict[str, dict[str, int]]:
+    """Run the child under callgrind; instructions per call of every row, by state size."""
+    loops = count_exec_loops(python, Path(__file__).resolve())
+    empty = loops[0][1]
     counts: dict[str, dict[str, int]] = {}
-    for entry, total in zip(order[1:], totals[1:], strict=True):
+    for entry, total in loops[1:]:
         counts.setdefault(entry["size"], {})[entry["row"]] = round((total - empty) / CALLS)
     return counts
 

@@ -112,9 +112,13 @@ def sdk_server(state: dict[str, Any], secret: bytes) -> MCPServer:
     return server
 
 
-def mrtr_server(state: dict[str, Any], secret: bytes) -> MCPServer:
-    """The same tool behind StateBoundary: the state is a profile token bound to user, tool, arguments."""
-    sealer = StateSealer(Keyring([Key.from_secret(secret)]), issuer=ISSUER, ttl=TTL)
+def mrtr_server(state: dict[str, Any], secret: bytes, ring: Keyring | None = None) -> MCPServer:
+    """The same tool behind StateBoundary: the state is a profile token bound to user, tool, arguments.
+
+    The token is HS256 under ``secret``, or made with ``ring`` when given (``bench_counted_round.py``
+    counts the encrypted form, ``Keyring.generate("A256GCM")``, too).
+    """
+    sealer = StateSealer(ring or Keyring([Key.from_secret(secret)]), issuer=ISSUER, ttl=TTL)
     server = MCPServer("bench-mrtr", log_level="WARNING")
     StateBoundary(sealer).install(server)
 

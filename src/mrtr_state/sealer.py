@@ -449,7 +449,8 @@ class StateSealer:
         store = self._store_for(consume, awaiting=False) if consume else None  # configuration errors first
         kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
         binding = Binding(user, kind, name, arguments)
-        return self._open(token, binding, store, require_arguments)
+        valid, _ = self._open(token, binding, store, require_arguments)
+        return valid["state"]
 
     def open_bound(
         self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
@@ -460,7 +461,8 @@ class StateSealer:
         in the binding for a :meth:`seal_bound` of the same request. Raises as
         :meth:`open`.
         """
-        return self._open(token, binding, self._store_for(consume, awaiting=False), require_arguments)
+        valid, _ = self._open(token, binding, self._store_for(consume, awaiting=False), require_arguments)
+        return valid["state"]
 
     def _open(
         self,
@@ -468,10 +470,11 @@ class StateSealer:
         binding: Binding,
         store: ReplayStore | AsyncReplayStore | None,
         require_arguments: bool | None,
-    ) -> Any:
-        """Steps 1 to 20, counted: the state of a valid token, or :class:`InvalidRequestState`."""
+    ) -> tuple[dict[str, Any], bytes]:
+        """Steps 1 to 20, counted: a valid token's claims and their text, or :class:`InvalidRequestState`."""
         try:
-            valid = self._validate(self._decode(token), binding, require_arguments)
+            decoded, payload = self._decode(token)
+            valid = self._validate(decoded, binding, require_arguments)
             if store is not None:
                 # Profile 5, step 20: single use, last, so an invalid token never costs a store write.
                 key, expires_at = self._redemption(valid)
@@ -489,7 +492,7 @@ class StateSealer:
             raise
         if self._metrics is not None:
             self._count_acceptance(binding, store is not None)
-        return valid["state"]
+        return valid, payload
 
     async def open_async(
         self,
@@ -514,15 +517,34 @@ class StateSealer:
         store = self._store_for(consume, awaiting=True)  # configuration errors first, as always
         kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
         binding = Binding(user, kind, name, arguments)
-        return await self._open_async(token, binding, store, require_arguments)
+        valid, _ = await self._open_async(token, binding, store, require_arguments)
+        return valid["state"]
 
     async def open_bound_async(
         self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
     ) -> Any:
         """:meth:`open_async` for a request already made a :class:`~mrtr_state.binding.Binding`."""
-        return await self._open_async(
+        valid, _ = await self._open_async(
             token, binding, self._store_for(consume, awaiting=True), require_arguments
         )
+        return valid["state"]
+
+    async def open_bound_text_async(
+        self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
+    ) -> tuple[Any, bytes | None]:
+        """:meth:`open_bound_async`, with the state's compact JSON text: ``(state, text)``.
+
+        ``text`` is ``None`` for a string state, and otherwise byte for byte what
+        writing the state as compact UTF-8 JSON gives: the state's text in the
+        verified payload when it is that already (as this library seals it), so
+        a caller that needs the state as text (the MCP boundary's ``requestState``)
+        does not write it again. Raises as :meth:`open`.
+        """
+        valid, payload = await self._open_async(
+            token, binding, self._store_for(consume, awaiting=True), require_arguments
+        )
+        state = valid["state"]
+        return state, None if type(state) is str else claims.state_json(valid, payload)
 
     async def _open_async(
         self,
@@ -530,10 +552,11 @@ class StateSealer:
         binding: Binding,
         store: ReplayStore | AsyncReplayStore | None,
         require_arguments: bool | None,
-    ) -> Any:
+    ) -> tuple[dict[str, Any], bytes]:
         """:meth:`_open` with an awaited redemption and an awaited look for new keys."""
         try:
-            valid = self._validate(await self._decode_async(token), binding, require_arguments)
+            decoded, payload = await self._decode_async(token)
+            valid = self._validate(decoded, binding, require_arguments)
             if store is not None:
                 # Profile 5, step 20: single use, awaited, after every other step.
                 key, expires_at = self._redemption(valid)
@@ -548,7 +571,7 @@ class StateSealer:
             raise
         if self._metrics is not None:
             self._count_acceptance(binding, store is not None)
-        return valid["state"]
+        return valid, payload
 
     def _store_for(self, consume: bool, *, awaiting: bool) -> ReplayStore | AsyncReplayStore | None:
         """The store to redeem in, or ``None``; configuration errors before any work."""
@@ -561,7 +584,7 @@ class StateSealer:
             raise TypeError(_ASYNC_STORE_IN_SYNC_OPEN)
         return store
 
-    def _decode(self, token: str) -> dict[str, Any]:
+    def _decode(self, token: str) -> tuple[dict[str, Any], bytes]:
         """Steps 1 to 11 with the current keys; once more after ``unknown_key`` if new keys came."""
         generation = self._keys if self._read_keys is None else self._current()
         try:
@@ -581,7 +604,7 @@ class StateSealer:
                 raise
         return self._decode_with(self._current(), token)
 
-    async def _decode_async(self, token: str) -> dict[str, Any]:
+    async def _decode_async(self, token: str) -> tuple[dict[str, Any], bytes]:
         """:meth:`_decode`: the provider looks for new keys without blocking the event loop."""
         generation = self._keys if self._read_keys is None else self._current()
         try:
@@ -598,8 +621,8 @@ class StateSealer:
                 raise
         return self._decode_with(self._current(), token)
 
-    def _decode_with(self, generation: _Generation, token: str) -> dict[str, Any]:
-        """Steps 1 to 11 under one generation of keys: the claims, by the form the token has."""
+    def _decode_with(self, generation: _Generation, token: str) -> tuple[dict[str, Any], bytes]:
+        """Steps 1 to 11 under one generation of keys: the claims and their text, by the token's form."""
         # The common signed token first: no count of its dots, no pass over each of its bytes.
         signed = jws.verify_known(token, self._max_token_bytes, generation.signed_headers)
         if signed is not None:

@@ -14,8 +14,16 @@ import anyio
 import jwt
 import pytest
 from mcp.client import Client
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, ElicitResult, InputRequiredResult
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+)
 from server.app import build_server
 
 from conftest import (
@@ -29,6 +37,8 @@ from conftest import (
     retry_broken,
 )
 from mrtr_state import Keyring, MemoryReplayStore, StateSealer, decode_unverified
+from mrtr_state.mcp import StateBoundary, input_required, read_retry
+from mrtr_state.token import _json
 
 ISSUER = "https://tools.example.com"
 
@@ -340,3 +350,70 @@ def test_a_round_that_asks_checks_and_writes_its_state_once(monkeypatch: pytest.
     # writes it, check_state walks a state this small); the boundary parses nothing
     # and seal writes only the claims around the state (one dumps).
     assert calls == {"check_state": 1, "encode_state": 1, "dumps": 1, "loads": 0}
+
+
+def deploy_server(state: dict[str, Any]) -> Any:
+    """An MCPServer whose one tool asks with ``state`` and, on the retry, reads it back."""
+    question = ElicitRequest(
+        params=ElicitRequestFormParams(
+            message="Deploy?",
+            requested_schema={"type": "object", "properties": {"confirm": {"type": "boolean"}}},
+        )
+    )
+    sealer = StateSealer(Keyring.generate("HS256"), issuer=ISSUER)
+    server = MCPServer("deploy", log_level="WARNING")
+    StateBoundary(sealer).install(server)
+
+    @server.tool(name="deploy")
+    def deploy(env: str, ctx: Context) -> str | InputRequiredResult:
+        verified = read_retry(ctx)
+        if verified.state is None:
+            return input_required({"confirm": question}, state=state)
+        assert verified.state == state
+        assert ctx.request_state is not None
+        assert ctx.request_state.encode("utf-8") == _json.dumps(state)
+        return f"deployed to {env}"
+
+    return server
+
+
+@pytest.mark.parametrize(("note", "written"), [("n" * 600, 0), ("short", 1)])
+def test_a_retry_reads_its_state_once_and_writes_it_again_only_when_short(
+    monkeypatch: pytest.MonkeyPatch, note: str, written: int
+) -> None:
+    # The twin of the test above for the retry: the boundary reads the payload once
+    # (the strict reader), and the handler's requestState is the state's text as the
+    # verified payload holds it; a state shorter than claims._SLICE_FROM is written
+    # again, which costs fewer instructions than finding it. A long state written
+    # back to text, or read twice, fails this.
+    state = {"step": 2, "plan": {"env": "prod", "replicas": 3, "ratio": 0.5}, "note": note}
+    server = deploy_server(state)
+    calls: dict[str, list[Any]] = {"check_state": [], "encode_state": [], "dumps": [], "loads": []}
+
+    def recorded(name: str) -> Any:
+        original = getattr(_json, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls[name].append(args[0])
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    async def scenario() -> Any:
+        async with Client(server, elicitation_callback=never_asked) as client:
+            with as_user("alice"):
+                asked = await first_round(client, "deploy", {"env": "prod"})
+                for name in calls:
+                    monkeypatch.setattr(_json, name, recorded(name))
+                done = await retry(client, "deploy", {"env": "prod"}, asked.request_state or "", YES)
+                monkeypatch.undo()
+        return done
+
+    done = anyio.run(scenario)
+    assert isinstance(done, CallToolResult)
+    assert not done.is_error, done
+    assert len(calls["loads"]) == 1  # the payload, once
+    assert calls["check_state"] == calls["encode_state"] == []
+    # dumps: the handler's own check above, and the boundary's only for a short state.
+    assert [value for value in calls["dumps"] if value == state] == [state] * (1 + written)
+    assert all(value == state for value in calls["dumps"])

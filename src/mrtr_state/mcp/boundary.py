@@ -236,9 +236,10 @@ class StateBoundary:
         else:
             binding = self._binding(ctx)
             try:
-                # open_bound_async awaits an async replay store (Redis) and calls a
-                # synchronous one directly; verification is the same as open's.
-                claim = await self._sealer.open_bound_async(
+                # open_bound_text_async awaits an async replay store (Redis) and calls a
+                # synchronous one directly; verification is the same as open's. It also
+                # gives the state's JSON text, as the verified payload holds it.
+                claim, written = await self._sealer.open_bound_text_async(
                     wire,
                     binding,
                     consume=self._is_single_use(binding),
@@ -256,7 +257,7 @@ class StateBoundary:
                 # Java boundaries answer it; the SDK would answer without a name.
                 logger.warning("an inputResponses entry on %s is not a result", ctx.method)
                 raise MCPError(code=INVALID_PARAMS, message=_BAD_RESPONSE_WIRE.format(name=bad))
-            verified = VerifiedRound(text_of(claim), claim)
+            verified = VerifiedRound(text_of(claim, written), claim)
             ctx = replace(ctx, params={**params, "requestState": verified.request_state})
         round_token = CURRENT_ROUND.set(verified)
         try:

@@ -54,8 +54,13 @@ def encoded_claim_of(text: str) -> EncodedState:
     return EncodedState(text)
 
 
-def text_of(claim: Any) -> str:
-    """The ``requestState`` string a handler sees for a verified ``state`` claim."""
+def text_of(claim: Any, written: bytes | None = None) -> str:
+    """The ``requestState`` string a handler sees for a verified ``state`` claim.
+
+    ``written``, when given, is the claim's compact JSON already in hand
+    (:meth:`~mrtr_state.StateSealer.open_bound_text_async`: byte for byte what
+    writing it gives), used instead of writing the claim again.
+    """
     if isinstance(claim, str):
         return claim
-    return _json.dumps(claim).decode("utf-8")
+    return (_json.dumps(claim) if written is None else written).decode("utf-8")

@@ -505,6 +505,67 @@ def encode_state(state: Any) -> bytes | None:
     return raw
 
 
+# The escapes the encoder writes for a character of a string other than a control
+# character without a short form (it writes those as \u00xx, never met here).
+_WRITTEN_ESCAPES: Final = (b'\\"', b"\\b", b"\\f", b"\\n", b"\\r", b"\\t")
+# For bytes.translate, digits deleted: where a value starts (":", "," or "[") becomes "a",
+# a minus "m", what makes a literal a float (".", "e", "E") ".", every other byte a
+# space. In a text without white space, a float literal leaves "a." and a negative
+# number "am" (some strings leave them too; a closer look then decides).
+_NUMBER_STARTS: Final = bytes(
+    0x61 if b in b":,[" else 0x6D if b == 0x2D else 0x2E if b in b".eE" else 0x20 for b in range(256)
+)
+_DIGIT_BYTES: Final = b"0123456789"
+# A number literal that reads as a float: with a fraction, an exponent or both.
+_FLOAT_LITERAL: Final = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?[eE][-+]?[0-9]+|-?[0-9]+\.[0-9]+")
+# An integer -0 (it reads as 0, written "0"), in a text without white space.
+_NEGATIVE_ZERO: Final = re.compile(rb"-0(?:[,\]}]|\Z)")
+
+
+def is_written_as(text: bytes, value: Any) -> bool:
+    r"""Whether ``text``, a JSON text :func:`loads` read ``value`` from, is byte for byte ``dumps(value)``.
+
+    Then the text can stand for the value's compact JSON without writing it
+    again. Reading drops what writing does not put back, so the text is the
+    written one exactly when, outside its strings, it has no white space, no
+    integer ``-0`` and only float literals spelled as ``repr`` spells them, and
+    when its strings use only the escapes the encoder writes (``\"``, ``\\``,
+    ``\b``, ``\f``, ``\n``, ``\r``, ``\t``): any other character, UTF-8
+    included, is written as it was read. Member order is kept by reading, and a
+    text :func:`loads` accepts repeats no member. ``False`` means "not vouched
+    for": the caller writes the value.
+
+    An object or array is settled by C passes: memchr searches, and one
+    ``bytes.translate`` that shows where a float or a negative number may
+    stand. Only a text with a space, or with what may be a float or a negative
+    number, has its strings cut out (one split) for a closer look at what lies
+    outside them. Any other value is short: it is written and compared.
+    """
+    if type(value) is not dict and type(value) is not list:
+        return dumps(value) == text
+    plain = text
+    if b"\\" in plain:
+        # Escaped backslashes first, paired left to right as a reader pairs them, then
+        # the other escapes the encoder writes; a backslash left starts one it does not.
+        plain = plain.replace(b"\\\\", b"")
+        for escape in _WRITTEN_ESCAPES:
+            plain = plain.replace(escape, b"")
+        if b"\\" in plain:
+            return False
+    # A string holds no raw control character (the reader refuses one), so these are outside.
+    if b"\t" in plain or b"\n" in plain or b"\r" in plain:
+        return False
+    if b" " not in plain:
+        starts = plain.translate(_NUMBER_STARTS, _DIGIT_BYTES)
+        if b"a." not in starts and b"am" not in starts:
+            return True
+    # Every quote left delimits a string: the pieces between them, taken alternately, are outside.
+    outside = b"".join(plain.split(b'"')[::2])
+    if b" " in outside or _NEGATIVE_ZERO.search(outside) is not None:
+        return False
+    return all(repr(float(literal)).encode("ascii") == literal for literal in _FLOAT_LITERAL.findall(outside))
+
+
 def dumps(value: Any) -> bytes:
     """Serialise ``value`` as compact UTF-8 JSON.
 

@@ -23,6 +23,7 @@ __all__ = [
     "check_bindings",
     "encode",
     "is_numeric_date",
+    "state_json",
     "validate",
 ]
 
@@ -130,6 +131,50 @@ def encode(
     del claims["state"]
     written = state.json if state_json is None else state_json
     return b"".join((_json.dumps(claims)[:-1], b',"state":', written, b"}"))
+
+
+#: Where the state's text starts in a payload :func:`encode` wrote: after the other claims.
+_STATE_MEMBER: Final = b',"state":'
+#: A state whose text is shorter than this is written again: below it, writing costs no more than finding.
+_SLICE_FROM: Final = 256
+#: The types of the claims that may stand before ``state`` for its text to be found by a search.
+_FLAT_CLAIMS: Final = frozenset({str, int})
+
+
+def state_json(claims: dict[str, Any], payload: bytes) -> bytes:
+    """The compact JSON of ``claims["state"]`` (as ``_json.dumps`` writes it), from ``payload`` if there.
+
+    ``payload`` is the JSON text ``claims`` were read from. When it is laid out
+    as :func:`encode` writes it (the other claims, then ``,"state":``, the
+    state's text and the closing brace), the state's text is sliced from it, and
+    kept only if it is byte for byte what writing the state gives
+    (:func:`~mrtr_state.token._json.is_written_as`); otherwise, and for a short
+    state, the state is written.
+
+    The layout is confirmed, not assumed. ``state`` is the last member read and
+    every other claim is a string or an integer, so before the state's member
+    the text holds no array or object. There, a ``,"state":`` can only be a
+    member named ``state`` (a quote after a comma opens a string, and a string
+    holds no bare quote): the claim's own, if ``"state"`` occurs nowhere before
+    it and no backslash does (an escaped spelling of the name). Any other
+    spelling of the member leaves a ``"state"`` or a backslash before the first
+    ``,"state":`` (which is then nested in the state), and the state is written.
+    """
+    state = claims["state"]
+    at = payload.find(_STATE_MEMBER)
+    if (
+        at > 0
+        and len(payload) - at > _SLICE_FROM
+        and payload.find(b'"state"') == at + 1
+        and payload.find(b"\\", 0, at) < 0
+        and payload.endswith(b"}")
+        and next(reversed(claims)) == "state"
+        and {type(value) for name, value in claims.items() if name != "state"} <= _FLAT_CLAIMS
+    ):
+        text = payload[at + len(_STATE_MEMBER) : -1]
+        if _json.is_written_as(text, state):
+            return text
+    return _json.dumps(state)
 
 
 def is_numeric_date(value: object) -> TypeGuard[int]:

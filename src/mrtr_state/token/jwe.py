@@ -165,8 +165,12 @@ def decrypt(key: A256GCMKey, header: str, iv: str, ciphertext: str, tag: str) ->
     return plaintext
 
 
-def open_claims(token: object, max_bytes: int, known: dict[str, A256GCMKey], ring: Keyring) -> dict[str, Any]:
-    """Steps 1 to 11 of the encrypted form (profile, section 5.1): the decrypted claims.
+def open_claims(
+    token: object, max_bytes: int, known: dict[str, A256GCMKey], ring: Keyring
+) -> tuple[dict[str, Any], bytes]:
+    """Steps 1 to 11 of the encrypted form (profile, section 5.1): the decrypted claims, and their text.
+
+    The text is the decrypted JSON the claims were read from.
 
     ``known`` is :func:`known_headers` of ``ring``: a protected header found
     there names its key without being parsed.
@@ -177,7 +181,8 @@ def open_claims(token: object, max_bytes: int, known: dict[str, A256GCMKey], rin
     if key is None:
         # Profile 5.1, step 4: the protected header is a strict JSON object, as in step 4 of section 5.
         key = key_for_header(decode_header(header), ring)
-    return decode_claims(decrypt(key, header, iv, ciphertext, tag))
+    plaintext = decrypt(key, header, iv, ciphertext, tag)
+    return decode_claims(plaintext), plaintext
 
 
 def decode_claims(plaintext: bytes) -> dict[str, Any]:

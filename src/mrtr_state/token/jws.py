@@ -196,8 +196,12 @@ def decode_payload(segment: str) -> dict[str, Any]:
     return read_object(_b64.decode_checked(segment), "payload")
 
 
-def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) -> dict[str, Any]:
-    """Steps 1 to 11 of the signed form: the claims of a token whose signature verifies.
+def verify(
+    token: object, max_bytes: int, known: dict[str, Key], ring: Keyring
+) -> tuple[dict[str, Any], bytes]:
+    """Steps 1 to 11 of the signed form: the claims of a token whose signature verifies, and their text.
+
+    The text is the payload's JSON the claims were read from.
 
     ``known`` is :func:`known_headers` of ``ring``: a header segment found there
     names its key without being parsed, and is canonical by construction.
@@ -212,10 +216,12 @@ def verify(token: object, max_bytes: int, known: dict[str, Key], ring: Keyring) 
             raise not_canonical()
         key = key_for_header(decode_header(header), ring)
     verify_signature(key, data[: len(header) + 1 + len(payload)], signature)
-    return decode_payload(payload)
+    # Profile 5, step 11: the claims set is strict JSON (I-JSON, depth 33), a single object.
+    body = _b64.decode_checked(payload)
+    return read_object(body, "payload"), body
 
 
-def verify_known(token: object, max_bytes: int, known: dict[str, Key]) -> dict[str, Any] | None:
+def verify_known(token: object, max_bytes: int, known: dict[str, Key]) -> tuple[dict[str, Any], bytes] | None:
     """Steps 1 to 11 for the common token, in fewer passes; ``None``: :func:`verify` decides.
 
     The common token is ASCII, under the cap, and has three segments of which
@@ -248,7 +254,7 @@ def verify_known(token: object, max_bytes: int, known: dict[str, Key]) -> dict[s
     if not (_b64.is_canonical(payload) and _b64.is_canonical(signature)):
         return None
     verify_signature(key, token[:second].encode("ascii"), signature)
-    return read_object(body, "payload")
+    return read_object(body, "payload"), body
 
 
 def decode_unverified(token: object, *, max_bytes: int = 1 << 20) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -1,0 +1,239 @@
+"""The state's text taken from the verified payload is byte for byte the text writing it gives.
+
+``_json.is_written_as`` vouches that a text the strict reader read is what
+``_json.dumps`` writes for the value read; ``claims.state_json`` slices the state's
+text from a payload laid out as the sealer writes it. Both are fast paths for the
+``requestState`` a handler sees on a retry (``mcp.plaintext.text_of``), which must be
+exactly the text writing the verified state gives: every test here holds the fast
+path to ``dumps``, including texts that read to the same value but are written
+otherwise (escapes, number spellings, white space).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mrtr_state import InvalidRequestState, Keyring, StateSealer
+from mrtr_state.binding.binding import Binding
+from mrtr_state.mcp.plaintext import text_of
+from mrtr_state.token import _json, claims
+from tests.conftest import ISSUER, NOW
+
+SAFE = 2**53 - 1
+BINDING = Binding("alice", "tool", "deploy", {"env": "prod"})
+
+# Texts that read to a value, with whether they are what writing that value gives.
+TRICKY: list[tuple[bytes, bool]] = [
+    (b'{"a":1}', True),
+    (b'{"a":1.0}', True),
+    (b'{"a":1e2}', False),  # 100.0
+    (b'{"a":-0}', False),  # 0
+    (b'{"a":-0.0}', True),
+    (b'{"a":1.50}', False),  # 1.5
+    (b'{"a":1E+16}', False),  # 1e+16
+    (b'{"a":1e+16}', True),
+    (b'{"a":2.25e-7}', False),  # 2.25e-07
+    (b'{"a":2.25e-07}', True),
+    (b'{"a":[1.5,-3.0,0.1]}', True),
+    (b'{"a":true,"b":false,"c":null,"d":1e-0}', False),  # 1.0
+    (b'{"a":123456789012345,"b":-9007199254740991}', True),
+    (b'{"a":"x\\"y"}', True),
+    (b'{"a":"x\\\\"}', True),
+    (b'{"a":"\\\\\\""}', True),
+    (b'{"a":"\\\\n"}', True),
+    (b'{"a":"\\n\\t\\r\\b\\f"}', True),
+    (b'{"a":"\\u00e9"}', False),  # written as the character
+    (b'{"a":"\\u0041"}', False),
+    (b'{"a":"\\/"}', False),
+    (b'{"a":"\\u001f"}', True),  # written so, but not vouched for: the fast path says False
+    (b'{"a":"\xc3\xa9 \xe2\x80\xa8\x7f"}', True),
+    (b'{"a": 1}', False),
+    (b'{"a":1} ', False),
+    (b'{\n"a":1}', False),
+    (b'{"a":"b c","d":-0}', False),
+    (b'{"a":"-0,","b":"1.50","c":"1e2"}', True),
+    (b"[1,-0]", False),
+    (b"-0", False),
+    (b"0.1", True),
+    (b'{"z":1,"a":{"y":[],"b":{}}}', True),
+    (b'[[[[]]],{},""]', True),
+    (b'"plain"', True),
+    (b'{"state":{"state":1}}', True),
+    (b"[-1,-25,[-3]]", True),
+    (b'{"a":[-0.0,-5,0,1.25]}', True),
+    (b'{"a":"x:1.5","b":"y,-0,","c":"key:example","d":"[-"}', True),
+    (b'{"a":"x:1.5","b":-0}', False),
+    (b'{"a":"x y","b":[1,2]}', True),
+]
+
+
+@pytest.mark.parametrize(("text", "written"), TRICKY)
+def test_a_text_is_vouched_for_only_when_writing_gives_it(text: bytes, written: bool) -> None:
+    value = _json.loads(text, max_depth=_json.MAX_TEXT_DEPTH)
+    assert (_json.dumps(value) == text) is written
+    vouched = _json.is_written_as(text, value)
+    if vouched:
+        assert _json.dumps(value) == text
+    # Every text this library writes is vouched for, but a control character's \u00xx.
+    assert vouched is (written and b"\\u" not in text)
+
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-SAFE, SAFE)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+spellings = st.fixed_dictionaries(
+    {
+        "ensure_ascii": st.booleans(),
+        "indent": st.none() | st.integers(0, 2),
+        "separators": st.sampled_from([(",", ":"), (", ", ": "), (",", ": ")]),
+    }
+)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values, spellings)
+def test_any_spelling_of_any_value_is_vouched_for_only_when_it_is_the_written_one(
+    value: Any, spelling: dict[str, Any]
+) -> None:
+    text = json.dumps(value, allow_nan=False, **spelling).encode("utf-8")
+    read = _json.loads(text, max_depth=_json.MAX_TEXT_DEPTH)
+    if _json.is_written_as(text, read):
+        assert text == _json.dumps(read)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values)
+def test_the_written_text_of_any_value_is_vouched_for_unless_it_escapes_a_control_character(
+    value: Any,
+) -> None:
+    text = _json.dumps(value)
+    read = _json.loads(text, max_depth=_json.MAX_TEXT_DEPTH)
+    # A scalar is written and compared; an object or array is settled on its text.
+    assert _json.is_written_as(text, read) is (b"\\u" not in text or not isinstance(read, (dict, list)))
+
+
+def _payload(state_text: bytes, *, head: bytes | None = None, tail: bytes = b"}") -> bytes:
+    if head is None:
+        head = b'{"iss":"https://tools.example.com","sub":"alice","aud":"tools/call:deploy","iat":1,"exp":2,"jti":"x"'
+    return head + b',"state":' + state_text + tail
+
+
+def _padded(text: bytes) -> bytes:
+    """A state long enough for its text to be looked for in the payload, holding ``text``."""
+    return b'{"pad":"' + b"p" * 600 + b'","v":' + text + b"}"
+
+
+@pytest.mark.parametrize(("text", "written"), TRICKY)
+def test_the_state_text_of_a_payload_is_the_written_state(text: bytes, written: bool) -> None:
+    for state in (text, _padded(text)):
+        for payload in (
+            _payload(state),
+            _payload(state, tail=b" }"),
+            _payload(state, tail=b"}\n"),
+            _payload(state, head=b'{ "iss":"a","sub":"b"'),
+            _payload(state, head=b'{"iss":"a","sub":"b" '),
+            b'{"state":' + state + b',"iss":"a"}',
+            b'{"iss":"a", "state" : ' + state + b"}",
+            b'{"iss":"a","st\\u0061te":' + state + b"}",
+        ):
+            read = _json.loads(payload, max_depth=_json.MAX_TEXT_DEPTH)
+            assert claims.state_json(read, payload) == _json.dumps(read["state"])
+
+
+@pytest.mark.parametrize(("text", "written"), [(t, w) for t, w in TRICKY if w and b"\\u" not in t])
+def test_a_long_written_state_is_sliced_from_the_payload_never_written(
+    text: bytes, written: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    payload = _payload(_padded(text))
+    read = _json.loads(payload, max_depth=_json.MAX_TEXT_DEPTH)
+    writes: list[Any] = []
+    dumps = _json.dumps
+
+    def recorded(value: Any) -> bytes:
+        writes.append(value)
+        return dumps(value)
+
+    monkeypatch.setattr(_json, "dumps", recorded)
+    assert claims.state_json(read, payload) == _padded(text)
+    assert read["state"] not in writes
+
+
+@pytest.mark.parametrize("member", [b', "state" :', b',"state" :', b',"st\\u0061te":', b', "st\\u0061te":'])
+def test_a_nested_state_member_is_never_taken_for_the_claim(member: bytes) -> None:
+    # The claim's own member is spelled otherwise than the sealer writes it; a nested one is not.
+    state = b'{"x":1,"state":{"y":"' + b"p" * 600 + b'"}}'
+    payload = b'{"iss":"a","sub":"b"' + member + state + b"}"
+    read = _json.loads(payload, max_depth=_json.MAX_TEXT_DEPTH)
+    assert claims.state_json(read, payload) == state
+
+
+def test_a_claim_that_is_an_object_before_the_state_leaves_the_state_written() -> None:
+    state = b'{"x":"' + b"p" * 600 + b'"}'
+    payload = b'{"iss":{"a":1,"state":2},"state":' + state + b"}"
+    read = _json.loads(payload, max_depth=_json.MAX_TEXT_DEPTH)
+    assert claims.state_json(read, payload) == state
+
+
+STATES: list[Any] = [
+    {"step": 2, "note": 'quote " backslash \\ newline \n tab \t'},
+    {"unicode": "é ü 中 🎉 \u2028", "control": "\u0001\u001f"},
+    {"numbers": [1.0, 100.0, -0.0, 0, 1e16, 2.25e-07, 1.5, -SAFE, SAFE]},
+    {"z": 1, "a": 2, "m": {"nested": [[{"deep": [True, False, None]}]]}},
+    {"state": {"state": "inner"}, "": ""},
+    ["a", "list", 1],
+    7,
+    1.5,
+    None,
+    True,
+    "a string state",
+    "",
+]
+
+
+@pytest.mark.parametrize("alg", ["HS256", "EdDSA", "A256GCM"])
+@pytest.mark.parametrize("state", STATES)
+def test_open_bound_text_gives_the_state_and_the_text_writing_it_gives(alg: str, state: Any) -> None:
+    sealer = StateSealer(Keyring.generate(alg), issuer=ISSUER, clock=lambda: NOW)
+    token = sealer.seal_bound(state, BINDING)
+
+    async def opened() -> tuple[Any, bytes | None]:
+        return await sealer.open_bound_text_async(token, BINDING)
+
+    value, written = anyio.run(opened)
+    assert value == sealer.open_bound(token, BINDING)
+    if isinstance(state, str):
+        assert written is None
+    else:
+        assert written == _json.dumps(value)
+    # The handler's requestState is the one writing the verified state gives.
+    assert text_of(value, written) == text_of(value)
+
+
+def test_open_bound_text_refuses_as_open_does() -> None:
+    sealer = StateSealer(Keyring.generate("HS256"), issuer=ISSUER, clock=lambda: NOW)
+    token = sealer.seal_bound({"a": 1}, BINDING)
+    other = Binding("mallory", "tool", "deploy", {"env": "prod"})
+
+    async def opened() -> object:
+        return await sealer.open_bound_text_async(token, other)
+
+    with pytest.raises(InvalidRequestState) as refused:
+        anyio.run(opened)
+    assert refused.value.reason == "wrong_user"

@@ -271,6 +271,73 @@ def test_every_one_character_change_of_an_encrypted_token_is_refused(enc_sealer:
         assert refusal(enc_sealer, changed) in ONE_CHANGE_REASONS, f"position {i}"
 
 
+def _full_path_refusal(sealer: StateSealer, token: str) -> tuple[str, str]:
+    """Open's refusal without jwe.open_known: jwe.open_claims for five segments, else jws.verify."""
+    from mrtr_state.token import jwe, jws
+
+    ring = sealer.ring
+    assert isinstance(ring, Keyring)
+    cap = sealer.max_token_bytes
+
+    def full_path() -> object:
+        if jwe.is_encrypted(token, cap):
+            return jwe.open_claims(token, cap, jwe.known_headers(ring), ring)
+        return jws.verify(token, cap, jws.known_headers(ring), ring)
+
+    with pytest.raises(InvalidRequestState) as full:
+        full_path()
+    return full.value.reason, full.value.detail
+
+
+@pytest.mark.parametrize("tail", [":", " ", "\u00e9", "=", "+", "/", "*", "A", "AA", "AAA", ".A", "."])
+def test_the_common_encrypted_token_path_refuses_as_the_full_path_does(
+    enc_sealer: StateSealer, tail: str
+) -> None:
+    # jwe.open_known (what open tries for an encrypted token) leaves every damaged token to jwe.open_claims.
+    token = enc_sealer.seal(STATE, **REQUEST)
+    for changed in (token + tail, tail + token, token.replace(".", "." + tail, 1)):
+        with pytest.raises(InvalidRequestState) as opened:
+            enc_sealer.open(changed, **REQUEST)
+        assert (opened.value.reason, opened.value.detail) == _full_path_refusal(enc_sealer, changed)
+
+
+def test_every_one_character_change_takes_the_full_paths_refusal(enc_sealer: StateSealer) -> None:
+    token = enc_sealer.seal(STATE, **REQUEST)
+    first, second = token.index("."), token.index(".", token.index(".") + 1)
+    damaged = [changed for _, changed in one_character_changes(token, steps=(1, 17, 63))]
+    # Segments dropped, emptied, doubled, or an encrypted key that is not empty.
+    segments = token.split(".")
+    damaged += [
+        ".".join(segments[:3] + segments[4:]),
+        ".".join([*segments[:2], "", segments[3], segments[4]]),
+        ".".join([*segments[:3], "", segments[4]]),
+        ".".join([*segments[:4], ""]),
+        ".".join([*segments, segments[4]]),
+        token[:first] + ".AAAA" + token[second:],
+        token[: first + 1] + token[second + 1 :],
+    ]
+    for changed in damaged:
+        with pytest.raises(InvalidRequestState) as opened:
+            enc_sealer.open(changed, **REQUEST)
+        assert (opened.value.reason, opened.value.detail) == _full_path_refusal(enc_sealer, changed), changed
+
+
+def test_an_encrypted_token_that_only_the_full_path_reads_still_opens(
+    enc_ring: Keyring, clock: Clock
+) -> None:
+    # A protected header the ring does not mint with (its members in another order) is not
+    # known to the fast path, so the full path reads it: the same claims open.
+    sealer = StateSealer(enc_ring, issuer=ISSUER, clock=clock)
+    minted = sealer.seal(STATE, **REQUEST)
+    h, _, iv, ciphertext, tag = minted.split(".")
+    key = next(iter(enc_ring))
+    claims = AESGCM(secret_of(key)).decrypt(decode(iv), decode(ciphertext) + decode(tag), h.encode())
+    header = {"enc": "A256GCM", "alg": "dir", "kid": key.kid, "typ": "mrtr-state+jwt"}
+    reordered = forge(key, header, claims)
+    assert reordered.split(".")[0] != h
+    assert sealer.open(reordered, **REQUEST) == STATE
+
+
 def test_an_encrypted_state_opens_until_the_600th_second_and_not_at_it(
     enc_sealer: StateSealer, clock: Clock
 ) -> None:

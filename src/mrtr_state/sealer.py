@@ -627,6 +627,9 @@ class StateSealer:
         signed = jws.verify_known(token, self._max_token_bytes, generation.signed_headers)
         if signed is not None:
             return signed
+        encrypted = jwe.open_known(token, self._max_token_bytes, generation.encrypted_headers)
+        if encrypted is not None:
+            return encrypted
         if jwe.is_encrypted(token, self._max_token_bytes):
             return jwe.open_claims(
                 token, self._max_token_bytes, generation.encrypted_headers, generation.ring

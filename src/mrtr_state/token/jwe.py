@@ -40,6 +40,7 @@ __all__ = [
     "key_for_header",
     "known_headers",
     "open_claims",
+    "open_known",
     "size",
     "split",
 ]
@@ -154,15 +155,65 @@ def key_for_header(header: dict[str, Any], ring: Keyring) -> A256GCMKey:
 
 def decrypt(key: A256GCMKey, header: str, iv: str, ciphertext: str, tag: str) -> bytes:
     """Step 10: a 12-byte IV, a 16-byte tag, and the tag verifies; return the plaintext."""
+    return _decrypt_raw(
+        key, header, _b64.decode_checked(iv), _b64.decode_checked(ciphertext), _b64.decode_checked(tag)
+    )
+
+
+def _decrypt_raw(key: A256GCMKey, header: str, iv: bytes, ciphertext: bytes, tag: bytes) -> bytes:
+    """:func:`decrypt` on the decoded IV, ciphertext and tag."""
     # Profile 5.1, step 10: IV and tag lengths, then AES-256-GCM with the header segment as the AAD.
-    raw_iv = _b64.decode_checked(iv)
-    raw_tag = _b64.decode_checked(tag)
-    if len(raw_iv) != IV_BYTES or len(raw_tag) != TAG_BYTES:
+    if len(iv) != IV_BYTES or len(tag) != TAG_BYTES:
         raise InvalidRequestState("bad_signature", "the token's IV or tag has the wrong length")
-    plaintext = key.decrypt(raw_iv, _b64.decode_checked(ciphertext) + raw_tag, header.encode("ascii"))
+    plaintext = key.decrypt(iv, ciphertext + tag, header.encode("ascii"))
     if plaintext is None:
         raise InvalidRequestState("bad_signature", "the token's tag does not verify")
     return plaintext
+
+
+def open_known(
+    token: object, max_bytes: int, known: dict[str, A256GCMKey]
+) -> tuple[dict[str, Any], bytes] | None:
+    """Steps 1 to 11 for the common encrypted token, in fewer passes; ``None``: :func:`open_claims` decides.
+
+    The common token is ASCII, under the cap, and has five segments of which the
+    first is a protected header in ``known`` and the second is empty. Its dots are
+    found with ``str.find`` (a memchr), and the alphabet of the IV, ciphertext and
+    tag is checked by binascii's strict decoding of them
+    (:func:`~mrtr_state.token._b64.decode_strict`, after three memchr passes for
+    the ``+``, ``/`` and ``=`` it would take), where :func:`is_encrypted` counts
+    the dots of the whole token, :func:`split` deletes every alphabet byte and
+    splits it. Steps 1 to 9 hold then exactly as :func:`open_claims` checks them;
+    a token that fails any of them returns ``None``, so that those refusals are
+    :func:`open_claims`' own. Steps 10 and 11 are :func:`open_claims`' own code:
+    the same refusals.
+    """
+    if type(token) is not str or len(token) > max_bytes or not token.isascii():
+        return None
+    first = token.find(".")
+    key = known.get(token[:first]) if first > 0 else None
+    if key is None or token[first + 1 : first + 2] != ".":
+        return None
+    second = first + 1
+    third = token.find(".", second + 1)
+    fourth = token.find(".", third + 1) if third >= 0 else -1
+    if fourth < 0 or token.find(".", fourth + 1) >= 0 or "+" in token or "/" in token or "=" in token:
+        return None
+    iv, ciphertext, tag = token[second + 1 : third], token[third + 1 : fourth], token[fourth + 1 :]
+    if not (iv and ciphertext and tag):
+        return None
+    # The alphabet first (strict decoding): is_canonical looks only at alphabet characters.
+    raw_iv, raw_ciphertext, raw_tag = (
+        _b64.decode_strict(iv),
+        _b64.decode_strict(ciphertext),
+        _b64.decode_strict(tag),
+    )
+    if raw_iv is None or raw_ciphertext is None or raw_tag is None:
+        return None
+    if not (_b64.is_canonical(iv) and _b64.is_canonical(ciphertext) and _b64.is_canonical(tag)):
+        return None
+    plaintext = _decrypt_raw(key, token[:first], raw_iv, raw_ciphertext, raw_tag)
+    return decode_claims(plaintext), plaintext
 
 
 def open_claims(

@@ -24,8 +24,8 @@ from mrtr_state.binding.binding import Binding
 from mrtr_state.mcp.plaintext import text_of
 from mrtr_state.token import _json, claims
 from tests.conftest import ISSUER, NOW
+from tests.json_strategies import SAFE, json_values
 
-SAFE = 2**53 - 1
 BINDING = Binding("alice", "tool", "deploy", {"env": "prod"})
 
 # Texts that read to a value, with whether they are what writing that value gives.
@@ -84,20 +84,6 @@ def test_a_text_is_vouched_for_only_when_writing_gives_it(text: bytes, written: 
     assert vouched is (written and b"\\u" not in text)
 
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(-SAFE, SAFE)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
-    ),
-    max_leaves=30,
-)
 spellings = st.fixed_dictionaries(
     {
         "ensure_ascii": st.booleans(),

@@ -11,25 +11,11 @@ from hypothesis import strategies as st
 
 from mrtr_state import InvalidRequestState, Keyring, StateSealer, arguments_digest, canonicalize
 from tests.conftest import ISSUER, NOW
+from tests.json_strategies import SAFE, json_values
 
-SAFE = 2**53 - 1
 RINGS = {alg: Keyring.generate(alg) for alg in ("HS256", "EdDSA")}
 SEALERS = {alg: StateSealer(ring, issuer=ISSUER, clock=lambda: NOW) for alg, ring in RINGS.items()}
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(-SAFE, SAFE)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
-    ),
-    max_leaves=30,
-)
 # Bound arguments are I-JSON: no number whose value is an integer beyond the safe range (profile, 3.4).
 bindable_scalars = (
     st.none()

@@ -199,6 +199,23 @@ def edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
     return {**tool_edge_answers(send), **prompt_edge_answers(send), **resource_edge_answers(send)}
 
 
+def _argument_cases(*, nested: object) -> tuple[tuple[str, object], ...]:
+    """The arguments members every server must answer alike: absent, null, not an object, unbindable.
+
+    ``nested`` is the 300-level case: the retry sends it as the arguments, the first round
+    inside a valid object.
+    """
+    return (
+        ("absent", MISSING),
+        ("null", None),
+        ("empty object", {}),
+        ("string", "x"),
+        ("array", [1]),
+        ("2**60", {**BRANCH, "n": 2**60}),
+        ("nested 300", nested),
+    )
+
+
 def tool_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
     """The edge inputs of profile 8.2 on tools/call (``delete_branch``), each with its reduced answer."""
     answers: dict[str, tuple[Any, ...]] = {}
@@ -213,27 +230,11 @@ def tool_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
         ("array", []),
     ):
         answers[f"requestState {name}"] = answer(send, body("delete_branch", BRANCH, state))
-    for name, arguments in (
-        ("absent", MISSING),
-        ("null", None),
-        ("empty object", {}),
-        ("string", "x"),
-        ("array", [1]),
-        ("2**60", {**BRANCH, "n": 2**60}),
-        ("nested 300", DEEP),
-    ):
+    for name, arguments in _argument_cases(nested=DEEP):
         answers[f"retry with arguments {name}"] = answer(
             send, body("delete_branch", arguments, valid_state(send))
         )
-    for name, arguments in (
-        ("absent", MISSING),
-        ("null", None),
-        ("empty object", {}),
-        ("string", "x"),
-        ("array", [1]),
-        ("2**60", {**BRANCH, "n": 2**60}),
-        ("nested 300", {**BRANCH, "deep": DEEP}),
-    ):
+    for name, arguments in _argument_cases(nested={**BRANCH, "deep": DEEP}):
         answers[f"first round with arguments {name}"] = answer(send, body("delete_branch", arguments))
     answers["state to an unknown tool"] = answer(send, body("no_such_tool", BRANCH, valid_state(send)))
     answers["inputResponses entry not an object"] = answer(

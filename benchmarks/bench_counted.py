@@ -69,7 +69,7 @@ def child() -> int:
     import bench_open_seal as b
     from _harness import by_label, make_state
 
-    setup = b.make_setup()
+    setup = b.make_setup(fixed=True)
     loops: list[tuple[str, str, Callable[[], object]]] = []
     for size_name, size in SIZES.items():
         state = make_state(size)

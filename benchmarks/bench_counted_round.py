@@ -3,7 +3,7 @@
 Run it from the repository root (``scripts/bootstrap`` installs the SDK; valgrind comes from
 the system's packages, ``scripts/ci-deps`` installs it):
 
-    .venv/bin/python benchmarks/bench_counted_round.py            # print the table (a few minutes)
+    .venv/bin/python benchmarks/bench_counted_round.py            # print the table (one to two minutes)
     .venv/bin/python benchmarks/bench_counted_round.py --json F   # ... and write the counts to F
 
 Method, as ``bench_counted.py``'s. A child process (this file with ``--child``) builds the

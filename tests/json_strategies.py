@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
 
 #: The largest integer I-JSON carries exactly (2**53 - 1).
@@ -15,11 +17,18 @@ json_scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text()
 )
+
+
+def json_trees(scalars: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``scalars`` in lists and objects, a few levels deep (at most 30 leaves)."""
+    return st.recursive(
+        scalars,
+        lambda children: (
+            st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
+        ),
+        max_leaves=30,
+    )
+
+
 #: Those scalars in lists and objects, a few levels deep.
-json_values = st.recursive(
-    json_scalars,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
-    ),
-    max_leaves=30,
-)
+json_values = json_trees(json_scalars)

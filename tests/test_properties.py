@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mrtr_state import InvalidRequestState, Keyring, StateSealer, arguments_digest, canonicalize
 from tests.conftest import ISSUER, NOW
-from tests.json_strategies import SAFE, json_values
+from tests.json_strategies import SAFE, json_trees, json_values
 
 RINGS = {alg: Keyring.generate(alg) for alg in ("HS256", "EdDSA")}
 SEALERS = {alg: StateSealer(ring, issuer=ISSUER, clock=lambda: NOW) for alg, ring in RINGS.items()}
@@ -24,13 +24,7 @@ bindable_scalars = (
     | st.floats(min_value=-float(SAFE), max_value=float(SAFE))
     | st.text()
 )
-bindable_values = st.recursive(
-    bindable_scalars,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
-    ),
-    max_leaves=30,
-)
+bindable_values = json_trees(bindable_scalars)
 names = st.text(min_size=1, max_size=30)
 algorithms = st.sampled_from(sorted(SEALERS))
 

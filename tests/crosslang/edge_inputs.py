@@ -290,20 +290,11 @@ def prompt_edge_answers(send: Send) -> dict[str, tuple[Any, ...]]:
         ("array", []),
     ):
         answers[f"prompts/get: requestState {name}"] = answer(send, prompt_body(PROMPT, BRANCH, state))
-    arguments_cases: tuple[tuple[str, Any], ...] = (
-        ("absent", MISSING),
-        ("null", None),
-        ("empty object", {}),
-        ("string", "x"),
-        ("array", [1]),
-        ("2**60", {**BRANCH, "n": 2**60}),
-        ("nested 300", {**BRANCH, "deep": DEEP}),
-    )
-    for name, arguments in arguments_cases:
+    for name, arguments in _argument_cases(nested={**BRANCH, "deep": DEEP}):
         answers[f"prompts/get: first round with arguments {name}"] = answer(
             send, prompt_body(PROMPT, arguments)
         )
-    for name, arguments in arguments_cases:
+    for name, arguments in _argument_cases(nested={**BRANCH, "deep": DEEP}):
         answers[f"prompts/get: retry with arguments {name}"] = answer(
             send, prompt_body(PROMPT, arguments, prompt_state(), FOCUS)
         )

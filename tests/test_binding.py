@@ -51,6 +51,34 @@ def test_the_target_is_checked_before_the_user_as_seal_always_did() -> None:
         Binding.of(user=7, tool="a")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("name", ["user", "kind", "name", "arguments", "aud", "digest", "method", "problem"])
+def test_a_binding_refuses_every_write_to_what_it_shows(name: str) -> None:
+    binding = Binding("alice", "tool", "deploy", {"env": "prod"})
+    shown = getattr(binding, name)
+    with pytest.raises(AttributeError):
+        setattr(binding, name, "mallory")
+    with pytest.raises(AttributeError):
+        delattr(binding, name)
+    assert getattr(binding, name) == shown
+
+
+def test_a_binding_takes_no_new_attribute_and_shows_what_it_was_made_with() -> None:
+    binding = Binding("alice", "prompt", "summary", {"t": "q3"})
+    with pytest.raises(AttributeError):
+        binding.extra = 1  # type: ignore[attr-defined]
+    assert (binding.user, binding.kind, binding.name, binding.arguments, binding.aud) == (
+        "alice",
+        "prompt",
+        "summary",
+        {"t": "q3"},
+        "prompts/get:summary",
+    )
+    assert repr(binding) == (
+        "Binding(user='alice', kind='prompt', name='summary', arguments={'t': 'q3'}, "
+        "aud='prompts/get:summary')"
+    )
+
+
 def test_the_argument_digest_is_computed_at_most_once_per_request(sealer: StateSealer) -> None:
     arguments = CountingArguments(env="prod")
     CountingArguments.reads = 0

@@ -11,7 +11,7 @@ from mrtr_state import InvalidRequestState, Keyring, StateSealer
 from mrtr_state.binding.canonical import JSON_NULL
 from mrtr_state.mcp import Retry, input_required
 from mrtr_state.mcp.plaintext import claim_of, text_of
-from mrtr_state.mcp.request import target_of
+from mrtr_state.mcp.request import target_of, target_parts
 
 
 @pytest.mark.parametrize(
@@ -36,6 +36,8 @@ def test_a_request_binds_its_target_and_its_arguments_only_absent_meaning_empty(
     target = target_of(method, params)
     assert target.binding == binding
     assert target.arguments == arguments
+    # What the boundary binds with, without the Target in between.
+    assert target_parts(method, params) == (target.kind, target.name, target.arguments)
 
 
 @pytest.mark.parametrize(
@@ -50,6 +52,8 @@ def test_a_request_binds_its_target_and_its_arguments_only_absent_meaning_empty(
 def test_a_request_without_a_bindable_target_is_refused(method: str, params: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=method):
         target_of(method, params)
+    with pytest.raises(ValueError, match=method):
+        target_parts(method, params)
 
 
 @pytest.mark.parametrize("arguments", [None, ["env", "prod"], "env=prod", 7, True, []])

@@ -46,13 +46,17 @@ class Binding:
         ValueError: ``user`` or the target name is empty.
     """
 
-    __slots__ = ("_digest", "arguments", "aud", "kind", "name", "user")
+    # Read-only properties over private slots: a binding is made on every seal and open
+    # (twice per MCP round), and a plain slot store costs a fraction of the
+    # object.__setattr__ call that a __setattr__ refusing every write would need
+    # (11.4k instructions to make one before, docs/benchmarks.md).
+    __slots__ = ("_arguments", "_aud", "_digest", "_kind", "_name", "_user")
 
-    user: str
-    kind: TargetKind
-    name: str
-    arguments: Any
-    aud: str
+    _user: str
+    _kind: TargetKind
+    _name: str
+    _arguments: Any
+    _aud: str
     _digest: _Digest | None
 
     def __init__(self, user: str, kind: TargetKind, name: str, arguments: Any = None) -> None:
@@ -64,19 +68,37 @@ class Binding:
             raise TypeError(f"user must be a string, not {type(user).__name__}")
         if not user:
             raise ValueError("user must not be empty")
-        init = object.__setattr__
-        init(self, "user", user)
-        init(self, "kind", kind)
-        init(self, "name", name)
-        init(self, "arguments", arguments)
-        init(self, "aud", f"{method}:{name}")  # audience_of, with the method already looked up
-        init(self, "_digest", None)
+        self._user = user
+        self._kind = kind
+        self._name = name
+        self._arguments = arguments
+        self._aud = f"{method}:{name}"  # audience_of, with the method already looked up
+        self._digest = None
 
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Binding objects are immutable")
+    @property
+    def user(self) -> str:
+        """The user (``sub``) the state is bound to."""
+        return self._user
 
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("Binding objects are immutable")
+    @property
+    def kind(self) -> TargetKind:
+        """The target kind: ``"tool"``, ``"prompt"`` or ``"resource"``."""
+        return self._kind
+
+    @property
+    def name(self) -> str:
+        """The target: a tool or prompt name, or a resource URI."""
+        return self._name
+
+    @property
+    def arguments(self) -> Any:
+        """The request's arguments as given, or ``None`` for a request without them bound."""
+        return self._arguments
+
+    @property
+    def aud(self) -> str:
+        """The profile's ``aud`` value of the target (``tools/call:<name>``, ...)."""
+        return self._aud
 
     def __repr__(self) -> str:
         return (
@@ -117,7 +139,7 @@ class Binding:
                     outcome = (arguments_digest(self.arguments), None, "")
                 except (TypeError, ValueError) as exc:  # fixed sentences that name no value
                     outcome = (None, TypeError if isinstance(exc, TypeError) else ValueError, str(exc))
-            object.__setattr__(self, "_digest", outcome)
+            self._digest = outcome
         return outcome
 
     @property

@@ -44,7 +44,7 @@ from mrtr_state.errors import InvalidRequestState
 from mrtr_state.mcp.plaintext import encoded_claim_of, text_of
 from mrtr_state.mcp.principal import Principal, authenticated_subject
 from mrtr_state.mcp.refusal import jsonrpc_error, tool_error
-from mrtr_state.mcp.request import TARGET_METHODS, target_of
+from mrtr_state.mcp.request import TARGET_METHODS, target_parts
 from mrtr_state.mcp.rounds import CURRENT_ROUND, VerifiedRound
 from mrtr_state.sealer import StateSealer
 
@@ -273,10 +273,10 @@ class StateBoundary:
     def _binding(self, ctx: ServerRequestContext[Any, Any]) -> Binding:
         """What this request is: its target and arguments, then its user (made once per request)."""
         try:
-            target = target_of(ctx.method, ctx.params)
+            kind, name, arguments = target_parts(ctx.method, ctx.params)
         except ValueError as exc:  # the message names the field, never a value
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
-        return target.bound_to(self._user(ctx))
+        return Binding(self._user(ctx), kind, name, arguments)
 
     def _user(self, ctx: ServerRequestContext[Any, Any]) -> str:
         principal: str | Callable[[ServerRequestContext[Any, Any]], str | None] = self._principal

@@ -32,7 +32,7 @@ from mrtr_state.binding.binding import Binding
 from mrtr_state.binding.canonical import JSON_NULL
 from mrtr_state.binding.target import METHODS, TargetKind, audience_of
 
-__all__ = ["TARGET_METHODS", "Target", "target_of"]
+__all__ = ["TARGET_METHODS", "Target", "target_of", "target_parts"]
 
 #: The MCP methods whose results may be ``input_required`` (:data:`mrtr_state.binding.target.METHODS`),
 #: with the parameter naming their target and the keyword of :meth:`~mrtr_state.StateSealer.seal`.
@@ -78,16 +78,29 @@ def target_of(method: str, params: Mapping[str, Any] | None) -> Target:
         KeyError: ``method`` is not one of :data:`TARGET_METHODS`.
         ValueError: the target is missing or not a non-empty string.
     """
+    kind, name, arguments = target_parts(method, params)
+    return Target(method, kind, name, arguments)
+
+
+def target_parts(method: str, params: Mapping[str, Any] | None) -> tuple[TargetKind, str, Any]:
+    """:func:`target_of` as ``(kind, name, arguments)``: what a :class:`Binding` is made of.
+
+    The boundary binds every request it serves this way, without a :class:`Target` in between.
+
+    Raises:
+        KeyError: ``method`` is not one of :data:`TARGET_METHODS`.
+        ValueError: the target is missing or not a non-empty string.
+    """
     field, kind = TARGET_METHODS[method]
     raw: Mapping[str, Any] = params or {}
     name = raw.get(field)
     if not isinstance(name, str) or not name:
         raise ValueError(f"{method} needs a non-empty string {field!r}")
     if kind == "resource":
-        return Target(method, kind, name, None)
+        return kind, name, None
     # Profile 8.2: absent arguments are {}; present ones are bound as they are, and
     # only an object is bindable ("arguments": null is not {}).
     if "arguments" not in raw:
-        return Target(method, kind, name, {})
+        return kind, name, {}
     arguments = raw["arguments"]
-    return Target(method, kind, name, JSON_NULL if arguments is None else arguments)
+    return kind, name, JSON_NULL if arguments is None else arguments

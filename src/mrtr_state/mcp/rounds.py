@@ -29,7 +29,10 @@ _NOT_INSTALLED: Final = (
 )
 
 
-@dataclass(frozen=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, and the
+# boundary makes one of these per request (twice per MCP round); only the boundary
+# makes them, and nothing writes to one after.
+@dataclass(slots=True)
 class VerifiedRound:
     """What the boundary verified for the request being served (set before the handler runs).
 

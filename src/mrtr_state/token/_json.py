@@ -22,6 +22,11 @@ from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[att
 from operator import sub
 from typing import Any, Final, NoReturn
 
+# Substrings of bytes are looked for with find, never ``in``: on CPython 3.11
+# ``needle in data`` first tries the needle as an integer (a byte value) and, for
+# every bytes needle, makes, formats and clears a TypeError before it searches
+# (about 1.5k instructions a test, 143 ns against find's 64 ns for 200 bytes).
+
 #: The largest integer every JSON implementation represents exactly (2**53 - 1).
 MAX_SAFE_INTEGER: Final = 9007199254740991
 
@@ -147,8 +152,8 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
         ):
             raise ValueError(f"JSON nested deeper than {max_depth} levels")
     shapes = raw.translate(_SHAPES_AND_MEMBERS, _WHITESPACE_BYTES)
-    numbers = _LONG_DIGIT_RUN in shapes or _LONG_EXPONENT in shapes
-    if b"\\" in raw and b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
+    numbers = shapes.find(_LONG_DIGIT_RUN) >= 0 or shapes.find(_LONG_EXPONENT) >= 0
+    if raw.find(b"\\") >= 0 and raw.find(b"\\u") >= 0 and _SURROGATE_ESCAPE.search(raw):
         return loads_exact(raw, max_depth=max_depth)
     reader = _READERS.__dict__.pop("reader", None) or _Reader()
     try:
@@ -260,7 +265,7 @@ def _decode_exact(raw: bytes) -> Any:
         raise ValueError("extra data after the JSON value")
     # A lone surrogate can only arrive as a \u escape (strict UTF-8 refuses the
     # encoded form), so texts without one need no check.
-    if b"\\u" in raw and _has_lone_surrogate(value):
+    if raw.find(b"\\u") >= 0 and _has_lone_surrogate(value):
         raise ValueError("a string holds an escaped lone surrogate, which is not valid Unicode")
     return value
 
@@ -290,10 +295,10 @@ def _structure(raw: bytes) -> bytes:
     side of every string); only if a quote is left is the text between quotes
     dropped. In a text that parses, the colons left are its members, one each.
     """
-    if b"\\" in raw:
+    if raw.find(b"\\") >= 0:
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
     structure = raw.translate(_ONE_KIND, _NOT_STRUCTURE).replace(b'""', b"")
-    if b'"' in structure:
+    if structure.find(b'"') >= 0:
         structure = b"".join(structure.split(b'"')[::2])
     return structure
 
@@ -498,7 +503,7 @@ def encode_state(state: Any) -> bytes | None:
         _CENSUS
         and len(raw) >= _CENSUS_FROM
         and (kind is dict or kind is list)
-        and _LONG_DIGIT_RUN not in raw.translate(_DIGITS)
+        and raw.translate(_DIGITS).find(_LONG_DIGIT_RUN) < 0
         and _census(state)
     ):
         check_state(state)
@@ -544,24 +549,24 @@ def is_written_as(text: bytes, value: Any) -> bool:
     if type(value) is not dict and type(value) is not list:
         return dumps(value) == text
     plain = text
-    if b"\\" in plain:
+    if plain.find(b"\\") >= 0:
         # Escaped backslashes first, paired left to right as a reader pairs them, then
         # the other escapes the encoder writes; a backslash left starts one it does not.
         plain = plain.replace(b"\\\\", b"")
         for escape in _WRITTEN_ESCAPES:
             plain = plain.replace(escape, b"")
-        if b"\\" in plain:
+        if plain.find(b"\\") >= 0:
             return False
     # A string holds no raw control character (the reader refuses one), so these are outside.
-    if b"\t" in plain or b"\n" in plain or b"\r" in plain:
+    if plain.find(b"\t") >= 0 or plain.find(b"\n") >= 0 or plain.find(b"\r") >= 0:
         return False
-    if b" " not in plain:
+    if plain.find(b" ") < 0:
         starts = plain.translate(_NUMBER_STARTS, _DIGIT_BYTES)
-        if b"a." not in starts and b"am" not in starts:
+        if starts.find(b"a.") < 0 and starts.find(b"am") < 0:
             return True
     # Every quote left delimits a string: the pieces between them, taken alternately, are outside.
     outside = b"".join(plain.split(b'"')[::2])
-    if b" " in outside or _NEGATIVE_ZERO.search(outside) is not None:
+    if outside.find(b" ") >= 0 or _NEGATIVE_ZERO.search(outside) is not None:
         return False
     return all(repr(float(literal)).encode("ascii") == literal for literal in _FLOAT_LITERAL.findall(outside))
 

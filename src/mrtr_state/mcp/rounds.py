@@ -31,7 +31,8 @@ _NOT_INSTALLED: Final = (
 
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, and the
 # boundary makes one of these per request (twice per MCP round); only the boundary
-# makes them, and nothing writes to one after.
+# makes them, and nothing sets a field of one after (input_required only adds to
+# its encoded dict).
 @dataclass(slots=True)
 class VerifiedRound:
     """What the boundary verified for the request being served (set before the handler runs).

@@ -514,17 +514,13 @@ def encode_state(state: Any) -> bytes | None:
 # character without a short form (it writes those as \u00xx, never met here).
 _WRITTEN_ESCAPES: Final = (b'\\"', b"\\b", b"\\f", b"\\n", b"\\r", b"\\t")
 # For bytes.translate, digits deleted: where a value starts (":", "," or "[") becomes "a",
-# a minus "m", what makes a literal a float (".", "e", "E") ".", every other byte a
-# space. In a text without white space, a float literal leaves "a." and a negative
-# number "am" (some strings leave them too; a closer look then decides).
-_NUMBER_STARTS: Final = bytes(
-    0x61 if b in b":,[" else 0x6D if b == 0x2D else 0x2E if b in b".eE" else 0x20 for b in range(256)
-)
+# what only a float or a negative number has ("-", ".", "e", "E") ".", every other byte a
+# space. Outside the strings of a text without white space, a number leaves "a." exactly
+# when it is a float or negative ("-5" and "1.5" after ":" both leave it; "true" leaves
+# "a   ."); a string may leave it too ("key:example"), so the whole text saying "a." is
+# a reason to look closer, not to refuse.
+_NUMBER_STARTS: Final = bytes(0x61 if b in b":,[" else 0x2E if b in b"-.eE" else 0x20 for b in range(256))
 _DIGIT_BYTES: Final = b"0123456789"
-# A number literal that reads as a float: with a fraction, an exponent or both.
-_FLOAT_LITERAL: Final = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?[eE][-+]?[0-9]+|-?[0-9]+\.[0-9]+")
-# An integer -0 (it reads as 0, written "0"), in a text without white space.
-_NEGATIVE_ZERO: Final = re.compile(rb"-0(?:[,\]}]|\Z)")
 
 
 def is_written_as(text: bytes, value: Any) -> bool:
@@ -532,19 +528,21 @@ def is_written_as(text: bytes, value: Any) -> bool:
 
     Then the text can stand for the value's compact JSON without writing it
     again. Reading drops what writing does not put back, so the text is the
-    written one exactly when, outside its strings, it has no white space, no
-    integer ``-0`` and only float literals spelled as ``repr`` spells them, and
-    when its strings use only the escapes the encoder writes (``\"``, ``\\``,
-    ``\b``, ``\f``, ``\n``, ``\r``, ``\t``): any other character, UTF-8
-    included, is written as it was read. Member order is kept by reading, and a
-    text :func:`loads` accepts repeats no member. ``False`` means "not vouched
-    for": the caller writes the value.
+    written one when, outside its strings, it has no white space, no integer
+    ``-0`` and only float literals spelled as ``repr`` spells them, and when its
+    strings use only the escapes the encoder writes (``\"``, ``\\``, ``\b``,
+    ``\f``, ``\n``, ``\r``, ``\t``): any other character, UTF-8 included, is
+    written as it was read. Member order is kept by reading, and a text
+    :func:`loads` accepts repeats no member. ``False`` means "not vouched for":
+    the caller writes the value.
 
     An object or array is settled by C passes: memchr searches, and one
     ``bytes.translate`` that shows where a float or a negative number may
-    stand. Only a text with a space, or with what may be a float or a negative
-    number, has its strings cut out (one split) for a closer look at what lies
-    outside them. Any other value is short: it is written and compared.
+    stand. A text with a space, or with what may be such a number, has its
+    strings cut out (one split) and the same passes run on what lies outside
+    them: a space there refuses, and where there is no float and no negative
+    number the text is vouched for. A text that holds one is written and
+    compared (the definition), as is any value other than an object or array.
     """
     if type(value) is not dict and type(value) is not list:
         return dumps(value) == text
@@ -560,15 +558,14 @@ def is_written_as(text: bytes, value: Any) -> bool:
     # A string holds no raw control character (the reader refuses one), so these are outside.
     if plain.find(b"\t") >= 0 or plain.find(b"\n") >= 0 or plain.find(b"\r") >= 0:
         return False
-    if plain.find(b" ") < 0:
-        starts = plain.translate(_NUMBER_STARTS, _DIGIT_BYTES)
-        if starts.find(b"a.") < 0 and starts.find(b"am") < 0:
-            return True
+    if plain.find(b" ") < 0 and plain.translate(_NUMBER_STARTS, _DIGIT_BYTES).find(b"a.") < 0:
+        return True
     # Every quote left delimits a string: the pieces between them, taken alternately, are outside.
     outside = b"".join(plain.split(b'"')[::2])
-    if outside.find(b" ") >= 0 or _NEGATIVE_ZERO.search(outside) is not None:
+    if outside.find(b" ") >= 0:
         return False
-    return all(repr(float(literal)).encode("ascii") == literal for literal in _FLOAT_LITERAL.findall(outside))
+    # What is outside the strings is structure, literals and numbers: "a." there is a number.
+    return outside.translate(_NUMBER_STARTS, _DIGIT_BYTES).find(b"a.") < 0 or dumps(value) == text
 
 
 def dumps(value: Any) -> bytes:

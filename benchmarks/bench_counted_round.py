@@ -36,6 +36,12 @@ value is what the handler's ``requestState`` is. The row counts that step alone:
 boundary's ``open_bound_text_async`` and ``plaintext.text_of`` (before issue 35's fix,
 ``open_bound`` and a ``text_of`` that wrote the state again).
 
+Two more rows count that step for a state of the same size written otherwise: with a
+space for every ``-`` of its strings (a space inside a string, as most states written by
+people have), and with its integers as floats too. They show what ``_json.is_written_as`` costs
+when its first pass cannot vouch for the text: the strings cut out for a closer look,
+and for floats the state written and compared.
+
 Nothing here is held to a baseline: the whole round is mostly the SDK's JSON-RPC work, and
 its count moves with the pinned SDK. ``bench_counted.py --check`` holds seal and open.
 """
@@ -62,6 +68,29 @@ ROUND_SDK = "round: MCP SDK protection (AES-GCM)"
 ROUND_MRTR = "round: StateBoundary (HS256, argument digest)"
 ROUND_MRTR_ENC = "round: StateBoundary (A256GCM, argument digest)"
 TEXT_MRTR = "retry: open + requestState text (StateBoundary)"
+TEXT_MRTR_SPACED = "retry: ... a space in the state's strings"
+TEXT_MRTR_FLOATS = "retry: ... a space in its strings, floats"
+
+
+def _spaced(value: Any, floats: bool) -> Any:
+    """``value`` with a space for every ``-`` of its strings and, if ``floats``, every integer a tenth."""
+    if isinstance(value, dict):
+        return {name: _spaced(member, floats) for name, member in value.items()}
+    if isinstance(value, list):
+        return [_spaced(item, floats) for item in value]
+    if isinstance(value, str):
+        return value.replace("-", " ")
+    if floats and type(value) is int:
+        return value / 10
+    return value
+
+
+def _spaced_state(size: int, floats: bool = False) -> Any:
+    """A state shaped as make_state's, changed by :func:`_spaced`, of about ``size`` bytes."""
+    from _harness import make_state
+
+    grown = len(json.dumps(_spaced(make_state(size), floats), separators=(",", ":"))) - size
+    return _spaced(make_state(size - grown), floats)
 
 
 def _session(client_of: Callable[[], Any], rounds: int) -> Callable[[], None]:
@@ -138,10 +167,15 @@ def child() -> int:
             _session(client_of, WARMUP)()
             loops.append((name, f"{row} [empty]", _session(client_of, 0)))
             loops.append((name, row, _session(client_of, CALLS)))
-        step = _text_step(state, secret)
-        for _ in range(WARMUP):
-            step()
-        loops.append((name, TEXT_MRTR, lambda step=step: [step() for _ in range(CALLS)]))
+        for row, written in (
+            (TEXT_MRTR, state),
+            (TEXT_MRTR_SPACED, _spaced_state(size)),
+            (TEXT_MRTR_FLOATS, _spaced_state(size, floats=True)),
+        ):
+            step = _text_step(written, secret)
+            for _ in range(WARMUP):
+                step()
+            loops.append((name, row, lambda step=step: [step() for _ in range(CALLS)]))
 
     order = []
     gc.disable()

@@ -202,6 +202,32 @@ def test_the_quick_member_count_never_vouches_for_a_repeated_name(text: bytes) -
     assert verdict(_json.loads, text, 8) == verdict(_json.loads_exact, text, 8)
 
 
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        (b'{"a":"file 1000","b":"since 2024","c":"e 0000"}', False),
+        (b'{"a":"A 1234567 890"}', False),
+        (b'{"a":1e400}', True),
+        (b'{"a":[1.5E+308,2]}', True),
+        (b'{"a":12345678901234567}', True),
+        (b'{"a":"x","b":-1.0e-400}', False),  # an underflow reads as zero, as the exact reader reads it
+    ],
+)
+def test_the_number_hooks_run_only_for_a_text_that_may_hold_a_number_out_of_range(
+    text: bytes, numbers: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[bool] = []
+    read = _json._Reader.read
+
+    def spy(self: Any, raw: bytes, numbers: bool) -> Any:
+        asked.append(numbers)
+        return read(self, raw, numbers)
+
+    monkeypatch.setattr(_json._Reader, "read", spy)
+    assert verdict(_json.loads, text, 8) == verdict(_json.loads_exact, text, 8)
+    assert asked == [numbers]
+
+
 def test_underflow_is_read_as_zero_by_both_readers() -> None:
     text = b'{"state":[1e-400,-1e-400,5e-324]}'
     assert repr(_json.loads(text, max_depth=8)) == repr(_json.loads_exact(text, max_depth=8))

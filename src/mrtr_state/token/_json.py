@@ -115,8 +115,10 @@ _SHAPES_AND_MEMBERS: Final = bytes(
 _BRACKET_COUNT_UP_TO: Final = 1024
 # An integer beyond 2**53 - 1 has 16 digits or more; a number beyond a double has
 # 16 digits or more or an exponent of three digits or more ("e+" reads as "e0").
+# An exponent always follows a digit, so its "e" is looked for after one: white
+# space is deleted in the shapes, and a string's "file 1000" leaves "e000" but no "0e000".
 _LONG_DIGIT_RUN: Final = b"0" * 16
-_LONG_EXPONENT: Final = b"e000"
+_LONG_EXPONENT: Final = b"0e000"
 # Only a \u escape of U+D800 to U+DFFF can make a lone surrogate: strict UTF-8
 # refuses the encoded form.
 _SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")

@@ -377,16 +377,20 @@ def deploy_server(state: dict[str, Any]) -> Any:
     return server
 
 
-@pytest.mark.parametrize(("note", "written"), [("n" * 600, 0), ("short", 1)])
-def test_a_retry_reads_its_state_once_and_writes_it_again_only_when_short(
-    monkeypatch: pytest.MonkeyPatch, note: str, written: int
+@pytest.mark.parametrize(
+    ("note", "ratio", "written"), [("n" * 600, 5, 0), ("n" * 600, 0.5, 1), ("short", 5, 1), ("short", 0.5, 1)]
+)
+def test_a_retry_reads_its_state_once_and_writes_it_again_only_when_short_or_holding_a_float(
+    monkeypatch: pytest.MonkeyPatch, note: str, ratio: float, written: int
 ) -> None:
     # The twin of the test above for the retry: the boundary reads the payload once
     # (the strict reader), and the handler's requestState is the state's text as the
     # verified payload holds it; a state shorter than claims._SLICE_FROM is written
-    # again, which costs fewer instructions than finding it. A long state written
-    # back to text, or read twice, fails this.
-    state = {"step": 2, "plan": {"env": "prod", "replicas": 3, "ratio": 0.5}, "note": note}
+    # again, which costs fewer instructions than finding it, and a long one holding a
+    # float is written once to compare with the text (_json.is_written_as: a float may
+    # be spelled otherwise). A long state without one written back to text, or any
+    # state read twice, fails this.
+    state = {"step": 2, "plan": {"env": "prod", "replicas": 3, "ratio": ratio}, "note": note}
     server = deploy_server(state)
     calls: dict[str, list[Any]] = {"check_state": [], "encode_state": [], "dumps": [], "loads": []}
 

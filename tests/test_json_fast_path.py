@@ -219,9 +219,9 @@ def test_the_number_hooks_run_only_for_a_text_that_may_hold_a_number_out_of_rang
     asked: list[bool] = []
     read = _json._Reader.read
 
-    def spy(self: Any, raw: bytes, numbers: bool) -> Any:
-        asked.append(numbers)
-        return read(self, raw, numbers)
+    def spy(self: Any, raw: bytes, hooks: bool) -> Any:
+        asked.append(hooks)
+        return read(self, raw, hooks)
 
     monkeypatch.setattr(_json._Reader, "read", spy)
     assert verdict(_json.loads, text, 8) == verdict(_json.loads_exact, text, 8)

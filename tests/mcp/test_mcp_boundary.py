@@ -423,3 +423,24 @@ def test_input_responses_without_a_verified_state_never_reach_the_handler() -> N
 
     anyio.run(scenario)
     assert seen == [(None, {})]
+
+
+def test_a_round_finds_the_state_input_required_wrote_by_its_text() -> None:
+    # The boundary seals the state input_required checked and wrote, found by the text
+    # the handler returned: the very string (compared without reading it) or an equal one.
+    from mrtr_state.mcp.rounds import CURRENT_ROUND, VerifiedRound
+
+    verified = VerifiedRound(None)
+    token = CURRENT_ROUND.set(verified)
+    try:
+        result = input_required(state={"step": 1, "note": "x y"})
+    finally:
+        CURRENT_ROUND.reset(token)
+    text = result.request_state
+    assert text is not None
+    encoded = verified.encoded_as(text)
+    assert encoded is not None
+    assert encoded.json == text.encode("utf-8")
+    assert verified.encoded_as("".join(list(text))) is encoded
+    assert verified.encoded_as('{"step":2,"note":"x y"}') is None
+    assert VerifiedRound(None).encoded_as(text) is None

@@ -333,7 +333,7 @@ class StateBoundary:
         try:
             # A state input_required wrote in this round is checked and encoded
             # already; any other text is parsed, checked and written once here.
-            encoded = verified.encoded.get(state) or encoded_claim_of(state)
+            encoded = verified.encoded_as(state) or encoded_claim_of(state)
             token = self._sealer.seal_encoded(encoded, binding)
         except (TypeError, ValueError) as exc:
             # Only now find out whose fault it is: the client's arguments (no digest

@@ -32,21 +32,34 @@ _NOT_INSTALLED: Final = (
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, and the
 # boundary makes one of these per request (twice per MCP round); only the boundary
 # makes them, and nothing sets a field of one after (input_required only adds to
-# its encoded dict).
+# its encoded list).
 @dataclass(slots=True)
 class VerifiedRound:
     """What the boundary verified for the request being served (set before the handler runs).
 
     ``request_state`` is the string the handler sees (``None`` on a first round)
-    and ``claim`` the verified ``state`` claim it came from. ``encoded`` holds,
-    by their text, the states :func:`input_required` checked and wrote while the
-    handler ran, so the boundary seals them without checking and writing them
-    again (the text is all it gets back; the same text is the same state).
+    and ``claim`` the verified ``state`` claim it came from. ``encoded`` holds
+    the states :func:`input_required` checked and wrote while the handler ran,
+    each with its text, so the boundary seals them without checking and writing
+    them again (the text is all it gets back; the same text is the same state).
     """
 
     request_state: str | None
     claim: Any = None
-    encoded: dict[str, EncodedState] = field(default_factory=dict, repr=False, compare=False)
+    encoded: list[tuple[str, EncodedState]] = field(default_factory=list, repr=False, compare=False)
+
+    def encoded_as(self, text: str) -> EncodedState | None:
+        """The state :func:`input_required` wrote as ``text`` in this round, or ``None``.
+
+        Found by comparing texts, not by a dict: the text is usually the very
+        string :func:`input_required` made (``==`` then answers without reading
+        it), where a dict would hash all of it once (17k instructions near the
+        size cap, docs/benchmarks.md).
+        """
+        for written, encoded in self.encoded:
+            if written == text:
+                return encoded
+        return None
 
 
 #: The round the boundary verified, for the request whose handler runs in this context.
@@ -128,7 +141,7 @@ def input_required(
         text = encoded.json.decode("utf-8")
         verified = CURRENT_ROUND.get()
         if verified is not None:  # the boundary seals this text without a second pass
-            verified.encoded[text] = encoded
+            verified.encoded.append((text, encoded))
     return InputRequiredResult(input_requests=dict(requests) if requests else None, request_state=text)
 
 

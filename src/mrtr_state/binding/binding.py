@@ -127,16 +127,18 @@ class Binding:
     @property
     def method(self) -> str:
         """The MCP method of the target (``tools/call``, ``prompts/get``, ``resources/read``)."""
-        return METHODS[self.kind]
+        return METHODS[self._kind]
 
     def _digest_outcome(self) -> _Digest:
+        # The fields, not their properties: each property read is a Python call.
         outcome = self._digest
         if outcome is None:
-            if self.arguments is None:
+            arguments = self._arguments
+            if arguments is None:
                 outcome = (None, None, "")
             else:
                 try:
-                    outcome = (arguments_digest(self.arguments), None, "")
+                    outcome = (arguments_digest(arguments), None, "")
                 except (TypeError, ValueError) as exc:  # fixed sentences that name no value
                     outcome = (None, TypeError if isinstance(exc, TypeError) else ValueError, str(exc))
             self._digest = outcome

@@ -78,3 +78,29 @@ def test_brackets_inside_strings_do_not_count() -> None:
 def test_unbalanced_brackets_are_refused(text: bytes, refused_by: str) -> None:
     with pytest.raises(ValueError, match=refused_by):
         _json.loads(text, max_depth=_json.MAX_TEXT_DEPTH)
+
+
+@pytest.mark.parametrize("kind", ["arrays", "objects", "both"])
+@pytest.mark.parametrize("padding", ["", "[" * 40, "{" * 40])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_the_quick_bound_and_the_measure_agree_at_the_limit(kind: str, padding: str, extra: int) -> None:
+    # Few objects and "[" are a bound (the objects the reader built, the "[" in the
+    # text); more than the limit, strings' brackets included, and the depth is measured.
+    limit = 8
+    value: Any = padding
+    for level in range(limit + extra):
+        array = kind == "arrays" or (kind == "both" and level % 2 == 1)
+        value = [value, 1] if array else {"k": value, "n": 1}
+    raw = json.dumps(value, separators=(",", ":")).encode()
+    if extra:
+        with pytest.raises(ValueError, match="nested deeper"):
+            _json.loads(raw, max_depth=limit)
+    else:
+        assert _json.loads(raw, max_depth=limit) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"), [(b"", 0, True), (b"[", 0, False), (b"a[b[", 2, True), (b"[[[", 2, False)]
+)
+def test_at_most_counts_a_byte_no_further_than_the_limit(text: bytes, limit: int, expected: bool) -> None:
+    assert _json._at_most(text, b"[", limit) is expected

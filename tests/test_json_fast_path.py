@@ -203,29 +203,42 @@ def test_the_quick_member_count_never_vouches_for_a_repeated_name(text: bytes) -
 
 
 @pytest.mark.parametrize(
-    ("text", "numbers"),
+    ("text", "numbers", "integers"),
     [
-        (b'{"a":"file 1000","b":"since 2024","c":"e 0000"}', False),
-        (b'{"a":"A 1234567 890"}', False),
-        (b'{"a":1e400}', True),
-        (b'{"a":[1.5E+308,2]}', True),
-        (b'{"a":12345678901234567}', True),
-        (b'{"a":"x","b":-1.0e-400}', False),  # an underflow reads as zero, as the exact reader reads it
+        (b'{"a":"file 1000","b":"since 2024","c":"e 0000"}', False, False),
+        (b'{"a":"A 1234567 890"}', False, False),
+        (b'{"a":1e400}', True, False),
+        (b'{"a":[1.5E+308,2]}', True, False),
+        (b'{"a":-1' + b"0" * 400 + b".5}", True, True),
+        (b'{"a":12345678901234567}', True, True),
+        (
+            b'{"a":"x","b":-1.0e-400}',
+            False,
+            False,
+        ),  # an underflow reads as zero, as the exact reader reads it
     ],
 )
 def test_the_number_hooks_run_only_for_a_text_that_may_hold_a_number_out_of_range(
-    text: bytes, numbers: bool, monkeypatch: pytest.MonkeyPatch
+    text: bytes, numbers: bool, integers: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked: list[bool] = []
     read = _json._Reader.read
 
-    def spy(self: Any, raw: bytes, hooks: bool) -> Any:
+    def spy(self: Any, raw: bytes, hooks: bool, vouch: bool = False) -> Any:
         asked.append(hooks)
-        return read(self, raw, hooks)
+        return read(self, raw, hooks, vouch)
+
+    def read_written(raw: bytes, max_depth: int) -> Any:
+        return _json.loads_written(raw, max_depth=max_depth)[0]
 
     monkeypatch.setattr(_json._Reader, "read", spy)
     assert verdict(_json.loads, text, 8) == verdict(_json.loads_exact, text, 8)
     assert asked == [numbers]
+    # Vouching for the text, the float hook sees every float literal and refuses one
+    # beyond a double: only a run of 16 digits turns the number hooks on.
+    asked.clear()
+    assert verdict(read_written, text, 8) == verdict(_json.loads_exact, text, 8)
+    assert asked == [integers]
 
 
 def test_underflow_is_read_as_zero_by_both_readers() -> None:

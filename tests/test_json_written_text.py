@@ -12,6 +12,7 @@ otherwise (escapes, number spellings, white space).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import anyio
@@ -93,6 +94,51 @@ def test_a_text_is_vouched_for_only_when_writing_gives_it(text: bytes, written: 
     assert vouched is (written and b"\\u" not in text)
 
 
+@pytest.mark.parametrize(("text", "written"), TRICKY)
+def test_reading_vouches_for_a_text_or_its_numbers_only_when_writing_gives_them(
+    text: bytes, written: bool
+) -> None:
+    value, whole, numbers = _json.loads_written(text, max_depth=_json.MAX_TEXT_DEPTH)
+    assert repr(value) == repr(_json.loads(text, max_depth=_json.MAX_TEXT_DEPTH))
+    if whole:
+        assert numbers
+        assert _json.dumps(value) == text
+    if numbers:
+        # Told that the numbers are as written, is_written_as still vouches exactly as without.
+        assert _json.is_written_as(text, value, numbers_as_written=True) is (written and b"\\u" not in text)
+
+
+# Texts with whether reading vouches for them whole (_json.loads_written), and why not.
+WHOLE: list[tuple[bytes, bool]] = [
+    (b'{"a":1,"b":[true,false,null],"c":{}}', True),
+    (b'{"a":"release-1.2","b":"file-0001.tar.gz"}', True),
+    (b'{"a":-1,"b":[-5,-10],"c":-0.0,"d":1.5,"e":1e+16}', True),
+    (b'{"a":"\xc3\xa9\xe2\x80\xa8"}', True),
+    (b'{"a":-0}', False),  # reads as 0
+    (b'{"a":[-0]}', False),
+    (b'{"a":-0,"b":1}', False),
+    (b"-0", False),
+    (b'{"a":1.50}', False),  # reads as 1.5
+    (b'{"a":1e5}', False),  # reads as 100000.0
+    (b'{"a":1E+16}', False),
+    (b'{"a":1234567890123456,"b":1}', False),  # read with the integer hook: not looked at
+    (b'{"a": 1}', False),  # white space
+    (b'{"a":"x y"}', False),  # white space, if only in a string
+    (b'{"a":"\\n"}', False),  # an escape, if one writing gives
+    (b'{"a":"x-0,y"}', False),  # a string that may be an integer -0: not vouched for
+]
+
+
+@pytest.mark.parametrize(("text", "whole"), WHOLE)
+def test_reading_vouches_for_a_whole_text_only_without_anything_writing_changes(
+    text: bytes, whole: bool
+) -> None:
+    value, vouched, _ = _json.loads_written(text, max_depth=_json.MAX_TEXT_DEPTH)
+    assert vouched is whole
+    if whole:
+        assert _json.dumps(value) == text
+
+
 spellings = st.fixed_dictionaries(
     {
         "ensure_ascii": st.booleans(),
@@ -108,8 +154,10 @@ def test_any_spelling_of_any_value_is_vouched_for_only_when_it_is_the_written_on
     value: Any, spelling: dict[str, Any]
 ) -> None:
     text = json.dumps(value, allow_nan=False, **spelling).encode("utf-8")
-    read = _json.loads(text, max_depth=_json.MAX_TEXT_DEPTH)
-    if _json.is_written_as(text, read):
+    read, whole, numbers = _json.loads_written(text, max_depth=_json.MAX_TEXT_DEPTH)
+    if _json.is_written_as(text, read) or whole:
+        assert text == _json.dumps(read)
+    if numbers and _json.is_written_as(text, read, numbers_as_written=True):
         assert text == _json.dumps(read)
 
 
@@ -119,9 +167,15 @@ def test_the_written_text_of_any_value_is_vouched_for_unless_it_escapes_a_contro
     value: Any,
 ) -> None:
     text = _json.dumps(value)
-    read = _json.loads(text, max_depth=_json.MAX_TEXT_DEPTH)
+    read, whole, numbers = _json.loads_written(text, max_depth=_json.MAX_TEXT_DEPTH)
     # A scalar is written and compared; an object or array is settled on its text.
     assert _json.is_written_as(text, read) is (b"\\u" not in text or not isinstance(read, (dict, list)))
+    # Reading vouches for the numbers of every written text but one that may hold a -0
+    # (a float -0.0, or a string holding "-0") or an integer beyond the safe range (16
+    # digits in a row), and for the whole text when it has no white space and no escape either.
+    if b"-0" not in text and not re.search(rb"[0-9]{16}", text):
+        assert numbers
+        assert whole is not any(byte in text for byte in b" \t\n\r\\")
 
 
 def _payload(state_text: bytes, *, head: bytes | None = None, tail: bytes = b"}") -> bytes:
@@ -148,8 +202,36 @@ def test_the_state_text_of_a_payload_is_the_written_state(text: bytes, written: 
             b'{"iss":"a", "state" : ' + state + b"}",
             b'{"iss":"a","st\\u0061te":' + state + b"}",
         ):
-            read = _json.loads(payload, max_depth=_json.MAX_TEXT_DEPTH)
+            read, whole, numbers = _json.loads_written(payload, max_depth=_json.MAX_TEXT_DEPTH)
             assert claims.state_json(read, payload) == _json.dumps(read["state"])
+            # With what reading vouched for, as the sealer passes it (a short state sliced too).
+            told = claims.state_json(read, payload, written=whole, numbers_as_written=numbers)
+            assert told == _json.dumps(read["state"])
+
+
+@pytest.mark.parametrize("text", [t for t, w in TRICKY if w and b"\\" not in t and b" " not in t])
+def test_a_state_in_a_payload_read_as_written_is_sliced_whatever_its_size(
+    text: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[Any] = []
+    dumps = _json.dumps
+
+    def recorded(value: Any) -> bytes:
+        writes.append(value)
+        return dumps(value)
+
+    for state in (text, _padded(text)):
+        payload = _payload(state)
+        read, whole, numbers = _json.loads_written(payload, max_depth=_json.MAX_TEXT_DEPTH)
+        # A string holding "-0," may be an integer -0 to the search, and an integer of 16
+        # digits is read with the integer hook: neither is vouched for.
+        assert whole is (b"-0," not in text and not re.search(rb"[0-9]{16}", text))
+        writes.clear()
+        monkeypatch.setattr(_json, "dumps", recorded)
+        assert claims.state_json(read, payload, written=whole, numbers_as_written=numbers) == state
+        monkeypatch.undo()
+        if whole:
+            assert writes == []
 
 
 def _holds_float_or_negative(value: Any) -> bool:

@@ -449,8 +449,8 @@ class StateSealer:
         store = self._store_for(consume, awaiting=False) if consume else None  # configuration errors first
         kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
         binding = Binding(user, kind, name, arguments)
-        valid, _ = self._open(token, binding, store, require_arguments)
-        return valid["state"]
+        opened = self._open(token, binding, store, require_arguments)
+        return opened.claims["state"]
 
     def open_bound(
         self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
@@ -461,8 +461,8 @@ class StateSealer:
         in the binding for a :meth:`seal_bound` of the same request. Raises as
         :meth:`open`.
         """
-        valid, _ = self._open(token, binding, self._store_for(consume, awaiting=False), require_arguments)
-        return valid["state"]
+        opened = self._open(token, binding, self._store_for(consume, awaiting=False), require_arguments)
+        return opened.claims["state"]
 
     def _open(
         self,
@@ -470,11 +470,11 @@ class StateSealer:
         binding: Binding,
         store: ReplayStore | AsyncReplayStore | None,
         require_arguments: bool | None,
-    ) -> tuple[dict[str, Any], bytes]:
+    ) -> jws.Payload:
         """Steps 1 to 20, counted: a valid token's claims and their text, or :class:`InvalidRequestState`."""
         try:
-            decoded, payload = self._decode(token)
-            valid = self._validate(decoded, binding, require_arguments)
+            payload = self._decode(token)
+            valid = self._validate(payload.claims, binding, require_arguments)
             if store is not None:
                 # Profile 5, step 20: single use, last, so an invalid token never costs a store write.
                 key, expires_at = self._redemption(valid)
@@ -492,7 +492,7 @@ class StateSealer:
             raise
         if self._metrics is not None:
             self._count_acceptance(binding, store is not None)
-        return valid, payload
+        return payload
 
     async def open_async(
         self,
@@ -517,17 +517,17 @@ class StateSealer:
         store = self._store_for(consume, awaiting=True)  # configuration errors first, as always
         kind, name = given(tool, prompt, resource)  # Binding.of, without its keyword layer
         binding = Binding(user, kind, name, arguments)
-        valid, _ = await self._open_async(token, binding, store, require_arguments)
-        return valid["state"]
+        opened = await self._open_async(token, binding, store, require_arguments)
+        return opened.claims["state"]
 
     async def open_bound_async(
         self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
     ) -> Any:
         """:meth:`open_async` for a request already made a :class:`~mrtr_state.binding.Binding`."""
-        valid, _ = await self._open_async(
+        opened = await self._open_async(
             token, binding, self._store_for(consume, awaiting=True), require_arguments
         )
-        return valid["state"]
+        return opened.claims["state"]
 
     async def open_bound_text_async(
         self, token: str, binding: Binding, *, consume: bool = False, require_arguments: bool | None = None
@@ -540,11 +540,15 @@ class StateSealer:
         a caller that needs the state as text (the MCP boundary's ``requestState``)
         does not write it again. Raises as :meth:`open`.
         """
-        valid, payload = await self._open_async(
-            token, binding, self._store_for(consume, awaiting=True), require_arguments
+        opened = await self._open_async(
+            token, binding, self._store_for(consume, awaiting=True), require_arguments, vouch=True
         )
-        state = valid["state"]
-        return state, None if type(state) is str else claims.state_json(valid, payload)
+        state = opened.claims["state"]
+        if type(state) is str:
+            return state, None
+        return state, claims.state_json(
+            opened.claims, opened.text, written=opened.written, numbers_as_written=opened.numbers_as_written
+        )
 
     async def _open_async(
         self,
@@ -552,11 +556,17 @@ class StateSealer:
         binding: Binding,
         store: ReplayStore | AsyncReplayStore | None,
         require_arguments: bool | None,
-    ) -> tuple[dict[str, Any], bytes]:
-        """:meth:`_open` with an awaited redemption and an awaited look for new keys."""
+        *,
+        vouch: bool = False,
+    ) -> jws.Payload:
+        """:meth:`_open` with an awaited redemption and an awaited look for new keys.
+
+        With ``vouch``, the payload says whether its text is as writing gives it
+        (:func:`~mrtr_state.token.jws.read_payload`).
+        """
         try:
-            decoded, payload = await self._decode_async(token)
-            valid = self._validate(decoded, binding, require_arguments)
+            payload = await self._decode_async(token, vouch=vouch)
+            valid = self._validate(payload.claims, binding, require_arguments)
             if store is not None:
                 # Profile 5, step 20: single use, awaited, after every other step.
                 key, expires_at = self._redemption(valid)
@@ -571,7 +581,7 @@ class StateSealer:
             raise
         if self._metrics is not None:
             self._count_acceptance(binding, store is not None)
-        return valid, payload
+        return payload
 
     def _store_for(self, consume: bool, *, awaiting: bool) -> ReplayStore | AsyncReplayStore | None:
         """The store to redeem in, or ``None``; configuration errors before any work."""
@@ -584,7 +594,7 @@ class StateSealer:
             raise TypeError(_ASYNC_STORE_IN_SYNC_OPEN)
         return store
 
-    def _decode(self, token: str) -> tuple[dict[str, Any], bytes]:
+    def _decode(self, token: str) -> jws.Payload:
         """Steps 1 to 11 with the current keys; once more after ``unknown_key`` if new keys came."""
         generation = self._keys if self._read_keys is None else self._current()
         try:
@@ -604,11 +614,11 @@ class StateSealer:
                 raise
         return self._decode_with(self._current(), token)
 
-    async def _decode_async(self, token: str) -> tuple[dict[str, Any], bytes]:
+    async def _decode_async(self, token: str, *, vouch: bool = False) -> jws.Payload:
         """:meth:`_decode`: the provider looks for new keys without blocking the event loop."""
         generation = self._keys if self._read_keys is None else self._current()
         try:
-            return self._decode_with(generation, token)
+            return self._decode_with(generation, token, vouch=vouch)
         except InvalidRequestState as refusal:
             if refusal.reason != "unknown_key" or self._read_keys is None:
                 raise
@@ -619,22 +629,24 @@ class StateSealer:
                 changed = False
             if not changed and self._current() is generation:
                 raise
-        return self._decode_with(self._current(), token)
+        return self._decode_with(self._current(), token, vouch=vouch)
 
-    def _decode_with(self, generation: _Generation, token: str) -> tuple[dict[str, Any], bytes]:
+    def _decode_with(self, generation: _Generation, token: str, *, vouch: bool = False) -> jws.Payload:
         """Steps 1 to 11 under one generation of keys: the claims and their text, by the token's form."""
         # The common signed token first: no count of its dots, no pass over each of its bytes.
-        signed = jws.verify_known(token, self._max_token_bytes, generation.signed_headers)
+        signed = jws.verify_known(token, self._max_token_bytes, generation.signed_headers, vouch=vouch)
         if signed is not None:
             return signed
-        encrypted = jwe.open_known(token, self._max_token_bytes, generation.encrypted_headers)
+        encrypted = jwe.open_known(token, self._max_token_bytes, generation.encrypted_headers, vouch=vouch)
         if encrypted is not None:
             return encrypted
         if jwe.is_encrypted(token, self._max_token_bytes):
             return jwe.open_claims(
-                token, self._max_token_bytes, generation.encrypted_headers, generation.ring
+                token, self._max_token_bytes, generation.encrypted_headers, generation.ring, vouch=vouch
             )
-        return jws.verify(token, self._max_token_bytes, generation.signed_headers, generation.ring)
+        return jws.verify(
+            token, self._max_token_bytes, generation.signed_headers, generation.ring, vouch=vouch
+        )
 
     def _validate(
         self, decoded: dict[str, Any], binding: Binding, require_arguments: bool | None

@@ -97,26 +97,32 @@ _WHITESPACE: Final = " \t\n\r"
 _WHITESPACE_BYTES: Final = _WHITESPACE.encode("ascii")
 
 # For bytes.translate: every digit and "+" becomes "0", "e" and "E" become "e",
-# every other byte a space, so that a long digit run and a long exponent are found
-# by substring searches of one translated copy (a regex is much slower; see
-# docs/benchmarks.md).
+# "-" stays, every other byte a space, so that a long digit run, a long exponent
+# and an integer -0 are found by substring searches of one translated copy (a
+# regex is much slower; see docs/benchmarks.md).
 _NUMBER_SHAPES: Final = bytes(
-    0x30 if 0x30 <= b <= 0x39 or b == 0x2B else 0x65 if b in (0x45, 0x65) else 0x20 for b in range(256)
+    0x30 if 0x30 <= b <= 0x39 or b == 0x2B else 0x65 if b in (0x45, 0x65) else 0x2D if b == 0x2D else 0x20
+    for b in range(256)
 )
 # _NUMBER_SHAPES that keeps the quote and the colon, for the quick member count of
-# loads in the same pass (white space is deleted in it), and makes both opening
-# brackets "[", for its quick depth bound.
+# loads in the same pass (white space is deleted in it), and makes what ends a
+# number in a value ("," "]" "}") ",", for the search of an integer -0.
 _SHAPES_AND_MEMBERS: Final = bytes(
-    b if b in (0x22, 0x3A) else 0x5B if b in (0x5B, 0x7B) else s
+    b if b in (0x22, 0x2C, 0x3A) else 0x2C if b in (0x5D, 0x7D) else s
     for b, s in zip(range(256), _NUMBER_SHAPES, strict=True)
 )
-# Up to this many bytes a count of the opening brackets (strings' ones too: an
-# upper bound of the depth) costs fewer instructions than the levels of _within_depth.
-_BRACKET_COUNT_UP_TO: Final = 1024
+# An integer literal -0 reads as 0, which is written "0": in the shapes it is "-0,",
+# as is any negative integer of one digit, which the text tells apart. (A space
+# at the end would find "-1." in every "release-1.2", and cost a pass a hit: the
+# searches skip fastest over bytes the needle ends without.)
+_NEGATIVE_ZERO: Final = b"-0,"
+_NUMBER_ENDS: Final = b",]}"
 # An integer beyond 2**53 - 1 has 16 digits or more; a number beyond a double has
 # 16 digits or more or an exponent of three digits or more ("e+" reads as "e0").
 # An exponent always follows a digit, so its "e" is looked for after one: white
 # space is deleted in the shapes, and a string's "file 1000" leaves "e000" but no "0e000".
+# (A reader that vouches for the text needs no exponent search: its float hook sees
+# every float literal.)
 _LONG_DIGIT_RUN: Final = b"0" * 16
 _LONG_EXPONENT: Final = b"0e000"
 # Only a \u escape of U+D800 to U+DFFF can make a lone surrogate: strict UTF-8
@@ -130,8 +136,8 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     Arrays and objects may nest ``max_depth`` levels at most.
 
     The common case runs at the speed of the C parser: the C scanner builds the
-    value with no Python code per member or per number, and a Python hook per
-    object only adds up the members the dicts kept. Duplicate members are found
+    value with no Python code per member or per number; a Python hook per
+    object only notes the size of the dict it kept. Duplicate members are found
     by counting: a duplicate leaves its dict one member short of the text.
     The quick count comes first: with its white space deleted, a text holds a
     ``":`` for each member (its name's closing quote then touches its colon) and
@@ -139,13 +145,41 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
     text repeats no name. Only when the counts differ is the exact count taken: a
     text's members are the colons outside its strings (:func:`_structure` finds
     them in one C-speed pass). One ``bytes.translate`` gives both that count and
-    the shapes of the numbers: number hooks run only for a text that may hold an
-    out-of-range number. The nesting is bounded by the count of opening
-    brackets in a short text, and otherwise measured on the value read, level by
-    level (:func:`_within_depth`; on an interpreter where that cannot be relied on,
-    on the text before it is read). A text that may hold an escaped surrogate, or
-    that the fast reader refuses or cannot vouch for, is decided by the exact
-    reader (:func:`loads_exact`): a refusal is always the exact reader's, with its message.
+    the shapes of the numbers: number hooks run only for a text that may hold
+    an out-of-range number. The nesting is bounded by the count
+    of objects read and of ``[`` in the text when they are few, and otherwise
+    measured on the value read, level by level (:func:`_within_depth`;
+    on an interpreter where that cannot be relied on, on the text before it is
+    read). A text that may hold an escaped surrogate, or that the fast reader
+    refuses or cannot vouch for, is decided by the exact reader
+    (:func:`loads_exact`): a refusal is always the exact reader's, with its message.
+    """
+    return loads_written(raw, max_depth=max_depth, vouch=False)[0]
+
+
+def loads_written(raw: bytes, *, max_depth: int, vouch: bool = True) -> tuple[Any, bool, bool]:
+    """:func:`loads`, and what reading showed of the text: ``(value, written, numbers_as_written)``.
+
+    Reading drops what writing does not put back; the passes :func:`loads` makes
+    anyway show whether the text had any of it.
+
+    ``numbers_as_written``: every number literal of the text is as :func:`dumps`
+    spells it. No float literal other than as ``repr`` spells it (a Python hook
+    compares, once per float literal, at about what writing the float costs:
+    :func:`loads` reads floats in C), no integer ``-0``, and no integer that
+    needed the integer hook. The other integers are as written: a JSON integer
+    has no leading zero and no ``+``. A float beyond the range of a double is
+    refused by the same hook.
+
+    ``written``: ``raw`` is byte for byte what :func:`dumps` writes for the
+    value. Its numbers are as written, and it has no white space (the translated
+    copy is as long as the text) and no backslash (so its strings hold no
+    escape, and no character the encoder would escape: a string holds no raw
+    control character). The names keep their order and the text repeats none.
+
+    ``False`` means "not vouched for": the caller may look closer
+    (:func:`is_written_as`) or write the value. With ``vouch=False`` the text
+    is read as :func:`loads` reads it (floats in C) and nothing is vouched for.
     """
     if not _CENSUS:
         objects = raw.count(b"{")
@@ -154,29 +188,76 @@ def loads(raw: bytes, *, max_depth: int) -> Any:
         ):
             raise ValueError(f"JSON nested deeper than {max_depth} levels")
     shapes = raw.translate(_SHAPES_AND_MEMBERS, _WHITESPACE_BYTES)
-    numbers = shapes.find(_LONG_DIGIT_RUN) >= 0 or shapes.find(_LONG_EXPONENT) >= 0
-    if raw.find(b"\\") >= 0 and raw.find(b"\\u") >= 0 and _SURROGATE_ESCAPE.search(raw):
-        return loads_exact(raw, max_depth=max_depth)
+    # Vouching, the float hook refuses a float beyond a double; otherwise the C parser
+    # reads it (as inf), so a long exponent turns the number hooks on.
+    numbers = shapes.find(_LONG_DIGIT_RUN) >= 0 or (not vouch and shapes.find(_LONG_EXPONENT) >= 0)
+    escaped = raw.find(b"\\") >= 0
+    if escaped and raw.find(b"\\u") >= 0 and _SURROGATE_ESCAPE.search(raw):
+        return loads_exact(raw, max_depth=max_depth), False, False
     reader = _READERS.__dict__.pop("reader", None) or _Reader()
     try:
-        value = reader.read(raw, numbers)
+        value = reader.read(raw, numbers, vouch)
     except (ValueError, RecursionError):
         value = _NOT_READ
     finally:
         _READERS.__dict__["reader"] = reader
     if value is _NOT_READ:
-        return loads_exact(raw, max_depth=max_depth)
-    members = reader.members
+        return loads_exact(raw, max_depth=max_depth), False, False
+    sizes = reader.sizes
+    members = sum(sizes)
     # The quick count: never fewer than the text's members, so equal means no repeat.
     if members != shapes.count(b'":') and members != _structure(raw).count(b":"):
-        return loads_exact(raw, max_depth=max_depth)
+        return loads_exact(raw, max_depth=max_depth), False, False
+    # A value nests no deeper than it has objects (one hook call each) and arrays (a
+    # "[" each, strings' ones too): most texts need no more. Otherwise it is measured.
+    objects = len(sizes)
     if (
         _CENSUS
-        and not (len(shapes) <= _BRACKET_COUNT_UP_TO and shapes.count(b"[") <= max_depth)
+        and not (objects <= max_depth and _at_most(raw, b"[", max_depth - objects))
         and not _within_depth(value, max_depth)
     ):
-        return loads_exact(raw, max_depth=max_depth)
-    return value
+        return loads_exact(raw, max_depth=max_depth), False, False
+    if not vouch:
+        return value, False, False
+    # Without white space the shapes are the text's bytes at the same places: a "-0,"
+    # there is looked at in the text; with it, any "-0," may be an integer -0.
+    aligned = len(shapes) == len(raw)
+    numbers_as_written = not (
+        numbers
+        or reader.respelled[0]
+        or (shapes.find(_NEGATIVE_ZERO) >= 0 and (not aligned or _holds_negative_zero(raw, shapes)))
+        or raw.endswith(b"-0")
+    )
+    return value, numbers_as_written and aligned and not escaped, numbers_as_written
+
+
+def _at_most(raw: bytes, byte: bytes, limit: int) -> bool:
+    """Whether ``raw`` holds ``byte`` ``limit`` times at most: a memchr search each, never past ``limit``.
+
+    Where ``bytes.count`` compares every byte (about 5 instructions a byte), a
+    search for one byte skips to it (under 1); the loop runs once a match.
+    """
+    at = raw.find(byte)
+    for _ in range(limit):
+        if at < 0:
+            return True
+        at = raw.find(byte, at + 1)
+    return at < 0
+
+
+def _holds_negative_zero(raw: bytes, shapes: bytes) -> bool:
+    """Whether ``raw``, a JSON text without white space, may hold the integer literal ``-0``.
+
+    ``shapes`` is its translated copy, byte for byte at the same places (nothing
+    was deleted). Each ``-0,`` there is looked at in the text: ``-0`` followed by
+    what ends a number is the literal, or a string that holds it (either way: "may").
+    """
+    at = shapes.find(_NEGATIVE_ZERO)
+    while at >= 0:
+        if raw[at + 1] == 0x30 and raw[at + 2] in _NUMBER_ENDS:
+            return True
+        at = shapes.find(_NEGATIVE_ZERO, at + 2)
+    return False
 
 
 def _within_depth(value: Any, limit: int) -> bool:
@@ -207,44 +288,65 @@ _NOT_READ: Final = object()
 
 
 class _Reader:
-    """The fast reader of one thread: C scanners whose only hook counts the members kept.
+    """The fast reader of one thread: C scanners whose hooks note each object's size (and a float's spelling).
 
     A reader is taken out of the thread's slot while it reads, so a nested call (a
-    signal handler that parses JSON) gets a reader of its own and the count stays
-    the count of one text.
+    signal handler that parses JSON) gets a reader of its own and the notes stay
+    those of one text. The notes are plain attributes, read once per text
+    (a property would be a Python call each).
     """
 
-    __slots__ = ("_count", "_decoders")
+    __slots__ = ("_decoders", "respelled", "sizes")
+
+    #: The member count of each dict of the last value read, one per object of its text.
+    sizes: list[int]
+    #: ``[True]`` when the last text read with the float hook had a float literal
+    #: other than as ``repr`` spells it (without it, floats are not looked at).
+    respelled: list[bool]
 
     def __init__(self) -> None:
-        count = [0]
+        sizes: list[int] = []
+        respelled = [False]
 
-        def add_members(obj: dict[str, Any]) -> dict[str, Any]:
-            count[0] += len(obj)
+        def add_object(
+            obj: dict[str, Any],
+            _append: Callable[[int], None] = sizes.append,
+            _len: Callable[[Any], int] = len,
+        ) -> dict[str, Any]:
+            # Names bound as defaults: fast locals, where a closure's cell and a global cost more.
+            _append(_len(obj))
             return obj
 
-        def decoder(numbers: bool) -> json.JSONDecoder:
+        def read_float(text: str) -> float:
+            value = float(text)
+            if repr(value) != text:  # the encoder writes repr(value); never "inf"
+                if math.isinf(value):
+                    raise ValueError("number literal beyond the range of a double")
+                respelled[0] = True
+            return value
+
+        def decoder(
+            parse_float: Callable[[str], float] | None, parse_int: Callable[[str], int] | None
+        ) -> json.JSONDecoder:
             return json.JSONDecoder(
-                object_hook=add_members,
+                object_hook=add_object,
                 parse_constant=_refuse_constant,
-                parse_float=_finite_float if numbers else None,
-                parse_int=_safe_int if numbers else None,
+                parse_float=parse_float,
+                parse_int=parse_int,
             )
 
-        self._count = count
-        self._decoders = (decoder(False), decoder(True))
+        self.sizes = sizes
+        self.respelled = respelled
+        # Without hooks, with the float hook (vouching), with the number hooks.
+        self._decoders = (decoder(None, None), decoder(read_float, None), decoder(_finite_float, _safe_int))
 
-    @property
-    def members(self) -> int:
-        """How many members the dicts of the last value read hold."""
-        return self._count[0]
-
-    def read(self, raw: bytes, numbers: bool) -> Any:
-        """Parse ``raw`` with the C scanner, with the number hooks if ``numbers``."""
-        self._count[0] = 0
+    def read(self, raw: bytes, numbers: bool, vouch: bool = False) -> Any:
+        """Parse ``raw`` in C: with the number hooks if ``numbers``, else with the float hook if ``vouch``."""
+        self.sizes.clear()
+        self.respelled[0] = False
         text = raw.decode("utf-8")
         start = len(text) - len(text.lstrip(_WHITESPACE))
-        value, end = self._decoders[numbers].raw_decode(text, start)
+        value, end = self._decoders[2 if numbers else vouch].raw_decode(text, start)
         if text[end:].strip(_WHITESPACE):
             raise ValueError("extra data after the JSON value")
         return value
@@ -525,7 +627,7 @@ _NUMBER_STARTS: Final = bytes(0x61 if b in b":,[" else 0x2E if b in b"-.eE" else
 _DIGIT_BYTES: Final = b"0123456789"
 
 
-def is_written_as(text: bytes, value: Any) -> bool:
+def is_written_as(text: bytes, value: Any, *, numbers_as_written: bool = False) -> bool:
     r"""Whether ``text``, a JSON text :func:`loads` read ``value`` from, is byte for byte ``dumps(value)``.
 
     Then the text can stand for the value's compact JSON without writing it
@@ -545,6 +647,10 @@ def is_written_as(text: bytes, value: Any) -> bool:
     them: a space there refuses, and where there is no float and no negative
     number the text is vouched for. A text that holds one is written and
     compared (the definition), as is any value other than an object or array.
+
+    ``numbers_as_written`` says that reading the text showed every number
+    literal in it as writing spells it (:func:`loads_written`): then only its
+    white space and escapes are looked at.
     """
     if type(value) is not dict and type(value) is not list:
         return dumps(value) == text
@@ -560,14 +666,20 @@ def is_written_as(text: bytes, value: Any) -> bool:
     # A string holds no raw control character (the reader refuses one), so these are outside.
     if plain.find(b"\t") >= 0 or plain.find(b"\n") >= 0 or plain.find(b"\r") >= 0:
         return False
-    if plain.find(b" ") < 0 and plain.translate(_NUMBER_STARTS, _DIGIT_BYTES).find(b"a.") < 0:
+    if plain.find(b" ") < 0 and (
+        numbers_as_written or plain.translate(_NUMBER_STARTS, _DIGIT_BYTES).find(b"a.") < 0
+    ):
         return True
     # Every quote left delimits a string: the pieces between them, taken alternately, are outside.
     outside = b"".join(plain.split(b'"')[::2])
     if outside.find(b" ") >= 0:
         return False
     # What is outside the strings is structure, literals and numbers: "a." there is a number.
-    return outside.translate(_NUMBER_STARTS, _DIGIT_BYTES).find(b"a.") < 0 or dumps(value) == text
+    return (
+        numbers_as_written
+        or outside.translate(_NUMBER_STARTS, _DIGIT_BYTES).find(b"a.") < 0
+        or dumps(value) == text
+    )
 
 
 def dumps(value: Any) -> bytes:

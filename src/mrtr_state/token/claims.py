@@ -135,21 +135,29 @@ def encode(
 
 #: Where the state's text starts in a payload :func:`encode` wrote: after the other claims.
 _STATE_MEMBER: Final = b',"state":'
-#: A state whose text is shorter than this is written again: below it, writing costs no more than finding.
+#: A state whose text is shorter than this is written again, unless reading proved the whole
+#: payload as written: below it, writing costs no more than finding the text and proving it.
 _SLICE_FROM: Final = 256
 #: The types of the claims that may stand before ``state`` for its text to be found by a search.
 _FLAT_CLAIMS: Final = frozenset({str, int})
 
 
-def state_json(claims: dict[str, Any], payload: bytes) -> bytes:
+def state_json(
+    claims: dict[str, Any], payload: bytes, *, written: bool = False, numbers_as_written: bool = False
+) -> bytes:
     """The compact JSON of ``claims["state"]`` (as ``_json.dumps`` writes it), from ``payload`` if there.
 
-    ``payload`` is the JSON text ``claims`` were read from. When it is laid out
-    as :func:`encode` writes it (the other claims, then ``,"state":``, the
-    state's text and the closing brace), the state's text is sliced from it, and
-    kept only if it is byte for byte what writing the state gives
+    ``payload`` is the JSON text ``claims`` were read from; ``written`` and
+    ``numbers_as_written`` say what reading it proved
+    (:func:`~mrtr_state.token._json.loads_written`: the whole text, or its
+    number literals, byte for byte as writing ``claims`` gives them). When it
+    is laid out as :func:`encode` writes it (the other claims, then
+    ``,"state":``, the state's text and the closing brace), the state's text is
+    sliced from it, and kept if the whole payload is as written (the encoder
+    writes a member's value as it writes the value alone), or else if the slice
+    is byte for byte what writing the state gives
     (:func:`~mrtr_state.token._json.is_written_as`); otherwise, and for a short
-    state, the state is written.
+    state in a payload not proved as written, the state is written.
 
     The layout is confirmed, not assumed. ``state`` is the last member read and
     every other claim is a string or an integer, so before the state's member
@@ -164,7 +172,7 @@ def state_json(claims: dict[str, Any], payload: bytes) -> bytes:
     at = payload.find(_STATE_MEMBER)
     if (
         at > 0
-        and len(payload) - at > _SLICE_FROM
+        and (written or len(payload) - at > _SLICE_FROM)
         and payload.find(b'"state"') == at + 1
         and payload.find(b"\\", 0, at) < 0
         and payload.endswith(b"}")
@@ -172,7 +180,7 @@ def state_json(claims: dict[str, Any], payload: bytes) -> bytes:
         and {type(value) for name, value in claims.items() if name != "state"} <= _FLAT_CLAIMS
     ):
         text = payload[at + len(_STATE_MEMBER) : -1]
-        if _json.is_written_as(text, state):
+        if written or _json.is_written_as(text, state, numbers_as_written=numbers_as_written):
             return text
     return _json.dumps(state)
 

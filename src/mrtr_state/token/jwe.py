@@ -22,7 +22,15 @@ from typing import Any, Final
 from mrtr_state.errors import InvalidRequestState
 from mrtr_state.keys.keys import ENCRYPTION_ALGORITHM, A256GCMKey, Key, Keyring
 from mrtr_state.token import _b64, _json
-from mrtr_state.token.jws import TYP, check_size, decode_header, not_canonical, read_object
+from mrtr_state.token.jws import (
+    TYP,
+    Payload,
+    check_size,
+    decode_header,
+    not_canonical,
+    read_object,
+    read_payload,
+)
 
 __all__ = [
     "ALG",
@@ -172,8 +180,8 @@ def _decrypt_raw(key: A256GCMKey, header: str, iv: bytes, ciphertext: bytes, tag
 
 
 def open_known(
-    token: object, max_bytes: int, known: dict[str, A256GCMKey]
-) -> tuple[dict[str, Any], bytes] | None:
+    token: object, max_bytes: int, known: dict[str, A256GCMKey], *, vouch: bool = False
+) -> Payload | None:
     """Steps 1 to 11 for the common encrypted token, in fewer passes; ``None``: :func:`open_claims` decides.
 
     The common token is ASCII, under the cap, and has five segments of which the
@@ -213,15 +221,17 @@ def open_known(
     if not (_b64.is_canonical(iv) and _b64.is_canonical(ciphertext) and _b64.is_canonical(tag)):
         return None
     plaintext = _decrypt_raw(key, token[:first], raw_iv, raw_ciphertext, raw_tag)
-    return decode_claims(plaintext), plaintext
+    # Profile 5.1, step 11: the plaintext is strict JSON as in step 11 of section 5.
+    return read_payload(plaintext, vouch=vouch)
 
 
 def open_claims(
-    token: object, max_bytes: int, known: dict[str, A256GCMKey], ring: Keyring
-) -> tuple[dict[str, Any], bytes]:
+    token: object, max_bytes: int, known: dict[str, A256GCMKey], ring: Keyring, *, vouch: bool = False
+) -> Payload:
     """Steps 1 to 11 of the encrypted form (profile, section 5.1): the decrypted claims, and their text.
 
-    The text is the decrypted JSON the claims were read from.
+    The text is the decrypted JSON the claims were read from; with ``vouch``,
+    the reader also tells whether it is as writing gives it (:func:`~mrtr_state.token.jws.read_payload`).
 
     ``known`` is :func:`known_headers` of ``ring``: a protected header found
     there names its key without being parsed.
@@ -233,7 +243,8 @@ def open_claims(
         # Profile 5.1, step 4: the protected header is a strict JSON object, as in step 4 of section 5.
         key = key_for_header(decode_header(header), ring)
     plaintext = decrypt(key, header, iv, ciphertext, tag)
-    return decode_claims(plaintext), plaintext
+    # Profile 5.1, step 11: the plaintext is strict JSON as in step 11 of section 5.
+    return read_payload(plaintext, vouch=vouch)
 
 
 def decode_claims(plaintext: bytes) -> dict[str, Any]:

@@ -22,7 +22,7 @@ C JSON parser gives, it is a C-speed pass over the bytes rather than a Python lo
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from mrtr_state.errors import InvalidRequestState
 from mrtr_state.keys.keys import ALGORITHMS, SIGNATURE_BYTES, Key, Keyring
@@ -31,6 +31,7 @@ from mrtr_state.token import _b64, _json
 __all__ = [
     "HEADER_PARAMETERS",
     "TYP",
+    "Payload",
     "check_header",
     "check_size",
     "decode_header",
@@ -41,6 +42,7 @@ __all__ = [
     "known_headers",
     "not_canonical",
     "read_object",
+    "read_payload",
     "sign",
     "size",
     "split",
@@ -145,6 +147,40 @@ def read_object(raw: bytes, what: str) -> dict[str, Any]:
     return value
 
 
+class Payload(NamedTuple):
+    """The claims of a token (steps 1 to 11 passed), the JSON text they were read from, and what it is.
+
+    What :func:`~mrtr_state.token._json.loads_written` vouched for while reading
+    the text: ``written``, that it is byte for byte what writing ``claims`` as
+    compact JSON gives (as this library seals them); ``numbers_as_written``,
+    that at least its number literals are as writing spells them.
+    """
+
+    claims: dict[str, Any]
+    text: bytes
+    written: bool
+    numbers_as_written: bool
+
+
+def read_payload(raw: bytes, *, vouch: bool = False) -> Payload:
+    """Step 11 (both forms): :func:`read_object` of the payload's text, with what reading it showed.
+
+    With ``vouch``, the reader finds out whether the text is as writing gives it
+    (:func:`~mrtr_state.token._json.loads_written`, at a Python call per float
+    literal); without, ``written`` and ``numbers_as_written`` are ``False``.
+    """
+    try:
+        value, written, numbers_as_written = _json.loads_written(
+            raw, max_depth=_json.MAX_TEXT_DEPTH, vouch=vouch
+        )
+    except ValueError:
+        raise InvalidRequestState("malformed", "the payload is not strict UTF-8 JSON") from None
+    if not isinstance(value, dict):
+        raise InvalidRequestState("malformed", "the payload is not a JSON object")
+    # tuple.__new__: the NamedTuple's own __new__ is a Python function, a call more per token.
+    return tuple.__new__(Payload, (value, raw, written, numbers_as_written))
+
+
 def decode_header(segment: str) -> dict[str, Any]:
     """Step 4: the header is a strict UTF-8 JSON object."""
     # Profile 5, step 4: the header is strict JSON, a single object.
@@ -197,11 +233,12 @@ def decode_payload(segment: str) -> dict[str, Any]:
 
 
 def verify(
-    token: object, max_bytes: int, known: dict[str, Key], ring: Keyring
-) -> tuple[dict[str, Any], bytes]:
+    token: object, max_bytes: int, known: dict[str, Key], ring: Keyring, *, vouch: bool = False
+) -> Payload:
     """Steps 1 to 11 of the signed form: the claims of a token whose signature verifies, and their text.
 
-    The text is the payload's JSON the claims were read from.
+    The text is the payload's JSON the claims were read from; with ``vouch``,
+    the reader also tells whether it is as writing gives it (:func:`read_payload`).
 
     ``known`` is :func:`known_headers` of ``ring``: a header segment found there
     names its key without being parsed, and is canonical by construction.
@@ -218,10 +255,12 @@ def verify(
     verify_signature(key, data[: len(header) + 1 + len(payload)], signature)
     # Profile 5, step 11: the claims set is strict JSON (I-JSON, depth 33), a single object.
     body = _b64.decode_checked(payload)
-    return read_object(body, "payload"), body
+    return read_payload(body, vouch=vouch)
 
 
-def verify_known(token: object, max_bytes: int, known: dict[str, Key]) -> tuple[dict[str, Any], bytes] | None:
+def verify_known(
+    token: object, max_bytes: int, known: dict[str, Key], *, vouch: bool = False
+) -> Payload | None:
     """Steps 1 to 11 for the common token, in fewer passes; ``None``: :func:`verify` decides.
 
     The common token is ASCII, under the cap, and has three segments of which
@@ -254,7 +293,7 @@ def verify_known(token: object, max_bytes: int, known: dict[str, Key]) -> tuple[
     if not (_b64.is_canonical(payload) and _b64.is_canonical(signature)):
         return None
     verify_signature(key, token[:second].encode("ascii"), signature)
-    return read_object(body, "payload"), body
+    return read_payload(body, vouch=vouch)
 
 
 def decode_unverified(token: object, *, max_bytes: int = 1 << 20) -> tuple[dict[str, Any], dict[str, Any]]:

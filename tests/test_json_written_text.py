@@ -129,6 +129,34 @@ WHOLE: list[tuple[bytes, bool]] = [
 ]
 
 
+# Texts with white space, and the text without it when reading vouches for their numbers.
+NUMBERS: list[tuple[bytes, bytes | None]] = [
+    (b'{"a": 1.5, "b": [1, 2e+16], "c": "x -0, y"}', None),  # the string may be a -0 to the search
+    (b'{"a": 1.5, "b": [1, 2e+16], "c": "x y"}', b'{"a":1.5,"b":[1,2e+16],"c":"x y"}'),
+    (b'{"a": -0}', None),
+    (b'{"a": [1, -0 ]}', None),
+    (b'{"a": -0\n}', None),
+    (b"-0 ", None),
+    (b" -0", None),
+    (b'{"a": -1}', None),  # with white space, a one-digit negative integer may be a -0 to the search
+    (b'{"a": -12, "b": -0.0}', b'{"a":-12,"b":-0.0}'),
+    (b'{"a": 1.50}', None),
+    (b'{"a": 1E+16}', None),
+]
+
+
+@pytest.mark.parametrize(("text", "compact"), NUMBERS)
+def test_reading_vouches_for_the_numbers_of_a_spaced_text_only_when_writing_spells_them(
+    text: bytes, compact: bytes | None
+) -> None:
+    value, whole, numbers = _json.loads_written(text, max_depth=_json.MAX_TEXT_DEPTH)
+    assert not whole
+    assert numbers is (compact is not None)
+    if compact is not None:  # its numbers spelled as writing spells them, its spaces dropped
+        assert _json.dumps(value) == compact
+        assert _json.is_written_as(text, value, numbers_as_written=True) is False
+
+
 @pytest.mark.parametrize(("text", "whole"), WHOLE)
 def test_reading_vouches_for_a_whole_text_only_without_anything_writing_changes(
     text: bytes, whole: bool

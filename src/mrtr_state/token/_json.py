@@ -226,7 +226,7 @@ def loads_written(raw: bytes, *, max_depth: int, vouch: bool = True) -> tuple[An
         numbers
         or reader.respelled[0]
         or (shapes.find(_NEGATIVE_ZERO) >= 0 and (not aligned or _holds_negative_zero(raw, shapes)))
-        or raw.endswith(b"-0")
+        or shapes.endswith(b"-0")  # a text that is a number, white space after it deleted
     )
     return value, numbers_as_written and aligned and not escaped, numbers_as_written
 

@@ -226,7 +226,8 @@ def loads_written(raw: bytes, *, max_depth: int, vouch: bool = True) -> tuple[An
         numbers
         or reader.respelled[0]
         or (shapes.find(_NEGATIVE_ZERO) >= 0 and (not aligned or _holds_negative_zero(raw, shapes)))
-        or shapes.endswith(b"-0")  # a text that is a number, white space after it deleted
+        # A text that is the number -0, with or without white space after it.
+        or (shapes.endswith(b"-0") and raw.rstrip(_WHITESPACE_BYTES).endswith(b"-0"))
     )
     return value, numbers_as_written and aligned and not escaped, numbers_as_written
 
